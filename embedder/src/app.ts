@@ -1,0 +1,72 @@
+/**
+ * Builds the embedder's Fastify app (unstarted; only main.ts listens). Routes come from the
+ * OpenAPI document; the engine is injected so tests build the app around the generated model.
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import type { EmbedderConfig } from './config.js';
+import type { EmbeddingEngine } from './engine.js';
+import { BODY_LIMIT_BYTES, ProblemError, handleError, handleNotFound, sendProblem } from './errors.js';
+import { createEmbeddingsHandler } from './handlers/embeddings.js';
+import { getHealth, readyHandler } from './handlers/health.js';
+import { JSON_MEDIA_TYPE, registerMethodNotAllowed, registerOperations } from './openapi-routes.js';
+import { CountsOnlyLogController, safeSerializers } from './request-log.js';
+
+export interface AppDeps {
+  readonly config: Pick<EmbedderConfig, 'logLevel' | 'retryAfterSeconds'>;
+  readonly engine: EmbeddingEngine;
+  /** Where log lines go (tests capture them); stdout when absent. */
+  readonly logStream?: DestinationStream;
+  /** The clock for `created`; tests pass a fixed one. */
+  readonly now?: () => number;
+}
+
+/** The longest client request id echoed back (the document's RequestId maxLength). */
+const MAX_REQUEST_ID_LENGTH = 200;
+
+/** Echoes a usable client `x-request-id`, else makes a UUID. */
+export function requestIdFor(req: IncomingMessage): string {
+  const sent = req.headers['x-request-id'];
+  return typeof sent === 'string' && sent.length > 0 && sent.length <= MAX_REQUEST_ID_LENGTH ? sent : randomUUID();
+}
+
+/** Builds the app; call `.listen()` (main.ts) or `.inject()` (tests). */
+export function buildApp(deps: AppDeps): FastifyInstance {
+  const app = Fastify({
+    logger: { level: deps.config.logLevel, serializers: safeSerializers, ...(deps.logStream ? { stream: deps.logStream } : {}) },
+    logController: new CountsOnlyLogController(),
+    genReqId: requestIdFor,
+    bodyLimit: BODY_LIMIT_BYTES,
+    exposeHeadRoutes: false,
+    return503OnClosing: false,
+    ajv: {
+      // The contract, not ajv, decides types: no coercion ("5" is not 5); unknown fields are
+      // dropped (`additionalProperties: false` + removeAdditional), as the spec says.
+      customOptions: { coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false },
+    },
+    frameworkErrors: (error, _request, reply) => sendProblem(reply, new ProblemError('invalid_body', error.code === 'FST_ERR_BAD_URL' ? 'url: is not valid' : 'request: could not be read')),
+  });
+
+  // A media type containing "json" is parsed as JSON (spec rule 1); __proto__ keys are dropped.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('remove', 'remove'));
+  app.addContentTypeParser('*', async () => {
+    throw new ProblemError('invalid_body', 'content-type: must contain json');
+  });
+
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.setErrorHandler(handleError);
+  app.setNotFoundHandler(handleNotFound);
+
+  registerOperations(app, {
+    createEmbeddings: createEmbeddingsHandler(deps.engine, deps.config.retryAfterSeconds, deps.now),
+    getHealth,
+  });
+  app.get('/ready', readyHandler(deps.engine, deps.config.retryAfterSeconds));
+  registerMethodNotAllowed(app, '/ready', ['GET']);
+  return app;
+}

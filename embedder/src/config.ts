@@ -1,0 +1,73 @@
+/**
+ * The embedder's settings: the only module that reads `process.env`. Parsed once, validated
+ * whole (one error naming every bad variable), frozen.
+ */
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+
+export interface EmbedderConfig {
+  readonly host: string;
+  readonly port: number;
+  /** Directory holding model.onnx, tokenizer.json and manifest.json. */
+  readonly modelDir: string;
+  /** Overrides the manifest's id as the public model id; undefined serves the manifest's. */
+  readonly modelId: string | undefined;
+  readonly ortIntraOpThreads: number;
+  /** Padded tokens (longest input × inputs) one model call may hold. */
+  readonly batchMaxTokens: number;
+  readonly batchMaxSize: number;
+  readonly queueMaxInputs: number;
+  readonly queueMaxTokens: number;
+  /** Seconds a client is told to wait (`retry-after`) when the queue is full or the model loads. */
+  readonly retryAfterSeconds: number;
+  readonly logLevel: LogLevel;
+}
+
+/** The longest input a model may take; a batch must always be able to hold one. */
+const MAX_INPUT_TOKENS = 512;
+const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Reads and validates the embedder's variables; throws one error naming every bad one. */
+export function loadConfig(env: Env = process.env): EmbedderConfig {
+  const problems: string[] = [];
+  const int = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return fallback;
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw.trim()) || !Number.isSafeInteger(value) || value < min || value > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max} (got ${JSON.stringify(raw)})`);
+      return fallback;
+    }
+    return value;
+  };
+  const text = (name: string, fallback: string): string => {
+    const raw = env[name];
+    return raw === undefined || raw.trim() === '' ? fallback : raw.trim();
+  };
+
+  const logLevel = text('LOG_LEVEL', 'info') as LogLevel;
+  if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
+  const modelId = env.MODEL_ID?.trim() || undefined;
+
+  const config: EmbedderConfig = {
+    host: text('EMBEDDER_HOST', '127.0.0.1'),
+    port: int('EMBEDDER_PORT', 8081, 0, 65_535),
+    modelDir: resolve(text('MODEL_DIR', '.local/models/default')),
+    modelId,
+    ortIntraOpThreads: int('ORT_INTRA_OP_THREADS', availableParallelism(), 1, 256),
+    batchMaxTokens: int('BATCH_MAX_TOKENS', 16_384, MAX_INPUT_TOKENS),
+    batchMaxSize: int('BATCH_MAX_SIZE', 32, 1, 4096),
+    queueMaxInputs: int('QUEUE_MAX_INPUTS', 2_000, 1),
+    queueMaxTokens: int('QUEUE_MAX_TOKENS', 262_144, 1),
+    retryAfterSeconds: int('RETRY_AFTER_SECONDS', 1, 1, 3600),
+    logLevel,
+  };
+  if (problems.length > 0) {
+    throw new Error(`invalid embedder configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+  return Object.freeze(config);
+}

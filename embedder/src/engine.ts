@@ -1,0 +1,130 @@
+/**
+ * The embedding engine: tokenizer + token policy + batcher + model. The HTTP layer sees only the
+ * `EmbeddingEngine` interface; refusals (too long, overloaded, not ready) are values.
+ */
+import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { Batcher, type BatchLimits, type EmbedRows } from './batcher.js';
+import { admitInput, contextLengthMessage, instructed, type TruncationPolicy } from './tokens.js';
+import { API_DIMENSIONS, readManifest, type ModelManifest } from './model/manifest.js';
+import { startModelRunner } from './model/runner.js';
+import { loadTokenizer, type ModelTokenizer } from './model/tokenizer.js';
+import type { EmbedderConfig } from './config.js';
+
+export interface EmbedRequest {
+  readonly inputs: readonly string[];
+  readonly inputType: 'query' | 'document' | undefined;
+  readonly policy: TruncationPolicy;
+  /** Aborted when the client goes away; its queued inputs are then dropped. */
+  readonly signal?: AbortSignal;
+}
+
+export type EmbedOutcome =
+  | { readonly kind: 'embedded'; readonly vectors: Float32Array[]; readonly promptTokens: number }
+  | { readonly kind: 'too_long'; readonly detail: string }
+  | { readonly kind: 'overloaded' }
+  | { readonly kind: 'not_ready' }
+  | { readonly kind: 'cancelled' };
+
+export interface EmbeddingEngine {
+  /** The public model id requests must name. */
+  readonly modelId: string;
+  readonly maxTokens: number;
+  isReady(): boolean;
+  /** Inputs waiting for the model (not counting the batch it is running). */
+  queuedInputs(): number;
+  embed(request: EmbedRequest): Promise<EmbedOutcome>;
+  close(): Promise<void>;
+}
+
+export interface EngineParts {
+  readonly modelId: string;
+  readonly manifest: ModelManifest;
+  readonly tokenizer: ModelTokenizer;
+  readonly embedRows: EmbedRows;
+  readonly limits: BatchLimits;
+  readonly isReady: () => boolean;
+  readonly close?: () => Promise<void>;
+}
+
+/** Tokenizing 1,000 long inputs takes about a second; yielding this often keeps /health prompt. */
+const TOKENIZE_SLICE_MS = 10;
+
+/** Composes an engine from its parts (tests pass a fake `embedRows`). */
+export function createEngine(parts: EngineParts): EmbeddingEngine {
+  const { manifest, tokenizer } = parts;
+  const batcher = new Batcher(parts.embedRows, parts.limits);
+  return {
+    modelId: parts.modelId,
+    maxTokens: manifest.maxTokens,
+    isReady: parts.isReady,
+    queuedInputs: () => batcher.queuedInputs,
+    async embed(request) {
+      if (!parts.isReady()) return { kind: 'not_ready' };
+      const rows: number[][] = [];
+      let sliceStart = performance.now();
+      for (const input of request.inputs) {
+        const ids = tokenizer.encode(instructed(input, request.inputType, manifest));
+        const admitted = admitInput(ids, request.policy, manifest.maxTokens, tokenizer.closingSpecialTokens);
+        if (!admitted.ok) return { kind: 'too_long', detail: contextLengthMessage(admitted.requested, manifest.maxTokens) };
+        rows.push(admitted.ids);
+        if (performance.now() - sliceStart > TOKENIZE_SLICE_MS) {
+          await yieldToLoop();
+          if (request.signal?.aborted) return { kind: 'cancelled' };
+          sliceStart = performance.now();
+        }
+      }
+      const outcome = await batcher.submit(rows, request.signal);
+      if (!outcome.ok) return { kind: outcome.reason };
+      return { kind: 'embedded', vectors: outcome.vectors, promptTokens: rows.reduce((n, r) => n + r.length, 0) };
+    },
+    close: parts.close ?? (async () => undefined),
+  };
+}
+
+/** A loaded engine and the promise of its model session. */
+export interface LoadedEngine {
+  readonly engine: EmbeddingEngine;
+  readonly manifest: ModelManifest;
+  /** Resolves when the model can serve; rejects if it fails to load. */
+  readonly ready: Promise<void>;
+}
+
+/**
+ * Reads the manifest and tokenizer now (fast, and errors should stop start-up) and starts the
+ * model worker; the engine answers `not_ready` until the session is loaded.
+ */
+export function loadEngine(config: EmbedderConfig, onFatal?: (err: Error) => void): LoadedEngine {
+  const manifest = readManifest(config.modelDir);
+  const tokenizer = loadTokenizer(config.modelDir);
+  let ready = false;
+  let dead = false;
+  const runner = startModelRunner({
+    modelDir: config.modelDir,
+    threads: config.ortIntraOpThreads,
+    manifest,
+    outDimensions: API_DIMENSIONS,
+    onFatal: (err) => {
+      dead = true;
+      onFatal?.(err);
+    },
+  });
+  const loaded = runner.loaded.then(() => {
+    ready = true;
+  });
+  loaded.catch(() => (dead = true));
+  const engine = createEngine({
+    modelId: config.modelId ?? manifest.id,
+    manifest,
+    tokenizer,
+    embedRows: runner.embedRows,
+    limits: {
+      maxBatchTokens: config.batchMaxTokens,
+      maxBatchSize: config.batchMaxSize,
+      maxQueueInputs: config.queueMaxInputs,
+      maxQueueTokens: config.queueMaxTokens,
+    },
+    isReady: () => ready && !dead,
+    close: () => runner.close(),
+  });
+  return { engine, manifest, ready: loaded };
+}

@@ -1,0 +1,71 @@
+/**
+ * The embedder's one error path: every error a client sees leaves through `sendProblem` as the
+ * gateway's RFC 9457 body from openapi/problems.ts. Fastify's own errors (validation, body
+ * parsing, size) are mapped here; anything unexpected is a 500 that says nothing of the request.
+ */
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import { PROBLEM_CONTENT_TYPE, catalogue, problem, type ProblemCode } from '../../openapi/problems.js';
+import { noteOutcome } from './request-log.js';
+import { validationDetail, type SchemaError } from './validation-messages.js';
+
+/** The body limit the spec sets for every /v1 request: 1 MiB. */
+export const BODY_LIMIT_BYTES = 1_048_576;
+
+/** A refusal the handlers raise on purpose: a catalogue code, a detail, optional headers. */
+export class ProblemError extends Error {
+  constructor(
+    readonly code: ProblemCode,
+    readonly detail?: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(detail ?? code);
+    this.name = 'ProblemError';
+  }
+}
+
+/** Sends the problem response for `code`. */
+export function sendProblem(reply: FastifyReply, error: ProblemError): FastifyReply {
+  const body = problem(error.code, error.detail);
+  noteOutcome(reply.request, { code: error.code });
+  return reply.code(body.status).headers(error.headers).type(PROBLEM_CONTENT_TYPE).send(body);
+}
+
+const FASTIFY_CODES: Readonly<Record<string, () => ProblemError>> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: () => new ProblemError('payload_too_large', `body: must be at most ${BODY_LIMIT_BYTES} bytes (1 MiB)`),
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => new ProblemError('invalid_body', 'content-type: must contain json'),
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => new ProblemError('invalid_body', 'body: must not be empty'),
+  FST_ERR_CTP_INVALID_JSON_BODY: () => new ProblemError('invalid_body', 'body: must be valid JSON'),
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ProblemError('invalid_body', 'content-length: must match the body'),
+};
+
+/** Maps any error to the problem the client gets (pure; the handler logs and sends). */
+export function toProblem(error: FastifyError | Error): ProblemError {
+  if (error instanceof ProblemError) return error;
+  const fastifyError = error as FastifyError;
+  if (fastifyError.validation) {
+    const root = fastifyError.validationContext === 'headers' ? 'headers' : 'body';
+    return new ProblemError('invalid_body', validationDetail(fastifyError.validation as SchemaError[], root));
+  }
+  const known = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
+  if (known) return known();
+  const status = fastifyError.statusCode;
+  if (status === 413) return FASTIFY_CODES.FST_ERR_CTP_BODY_TOO_LARGE!();
+  // Other client errors Fastify detects while reading the request (aborted body, bad encoding).
+  if (status !== undefined && status >= 400 && status < 500) return new ProblemError('invalid_body', 'body: could not be read');
+  return new ProblemError('internal_error', 'The embedder hit an unexpected error; the request was not processed.');
+}
+
+/** Fastify's error handler: maps, logs faults (never the request body), sends. */
+export function handleError(error: FastifyError | Error, request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const mapped = toProblem(error);
+  if (catalogue.get(mapped.code)!.status >= 500 && !(error instanceof ProblemError)) {
+    request.log.error({ err: { type: error.name, message: error.message, stack: error.stack } }, 'unexpected error');
+  }
+  return sendProblem(reply, mapped);
+}
+
+/** Fastify's not-found handler: an unserved path. */
+export function handleNotFound(_request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  // The path is not echoed: a URL may carry anything, and details never repeat request data.
+  return sendProblem(reply, new ProblemError('not_found', 'No such path; the embedder serves POST /v1/embeddings and GET /health.'));
+}

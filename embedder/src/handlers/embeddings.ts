@@ -1,0 +1,82 @@
+/**
+ * `createEmbeddings` (POST /v1/embeddings): the request's remaining rules (beyond the schema),
+ * the engine call, and the response in the spec's shape.
+ */
+import { randomUUID } from 'node:crypto';
+import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
+import { JSON_CONTENT_TYPE } from '../../../openapi/problems.js';
+import type { components } from '../../../openapi/generated/schema.js';
+import type { EmbeddingEngine, EmbedOutcome } from '../engine.js';
+import { ProblemError } from '../errors.js';
+import { API_DIMENSIONS } from '../model/manifest.js';
+import { noteOutcome } from '../request-log.js';
+import { renderEmbeddingResponse, type ResponseHead } from '../response-body.js';
+import { truncationPolicy, type TruncationPolicy } from '../tokens.js';
+
+type EmbeddingRequest = components['schemas']['EmbeddingRequest'];
+
+/** Checks what the schema cannot (served model, dimensions, truncation value), in the spec's order. */
+export function checkRequest(body: EmbeddingRequest, engine: Pick<EmbeddingEngine, 'modelId' | 'maxTokens'>): TruncationPolicy {
+  const truncation = truncationPolicy(body.truncate_prompt_tokens, engine.maxTokens);
+  if (!truncation.ok && truncation.code === 'invalid_body') throw new ProblemError('invalid_body', truncation.detail);
+  if (body.model !== engine.modelId) {
+    throw new ProblemError('model_not_enabled', `model: not served here; the served model is ${engine.modelId}`);
+  }
+  if (body.dimensions !== undefined) {
+    throw new ProblemError(
+      'invalid_request',
+      `dimensions is not supported: this model always returns ${API_DIMENSIONS}-dimensional vectors.`,
+    );
+  }
+  if (!truncation.ok) throw new ProblemError('invalid_request', truncation.detail);
+  return truncation.policy;
+}
+
+/** The engine's refusals as problems; `retry-after` on the 503s. */
+function refusal(outcome: Exclude<EmbedOutcome, { kind: 'embedded' | 'cancelled' }>, retryAfter: number): ProblemError {
+  const wait = { 'retry-after': String(retryAfter) };
+  switch (outcome.kind) {
+    case 'too_long': return new ProblemError('invalid_request', outcome.detail);
+    case 'overloaded': return new ProblemError('overloaded', 'The embedding queue is full; retry later.', wait);
+    case 'not_ready': return new ProblemError('model_not_ready', 'The model is still loading; retry later.', wait);
+  }
+}
+
+/** Builds the handler for `engine`. */
+export function createEmbeddingsHandler(
+  engine: EmbeddingEngine,
+  retryAfterSeconds: number,
+  now: () => number = Date.now,
+): RouteHandlerMethod {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const body = request.body as EmbeddingRequest;
+    const policy = checkRequest(body, engine);
+    const inputs = typeof body.input === 'string' ? [body.input] : body.input;
+    noteOutcome(request, { inputs: inputs.length });
+
+    // A client that hangs up should not keep its inputs in the queue.
+    const gone = new AbortController();
+    reply.raw.once('close', () => {
+      if (!reply.raw.writableFinished) gone.abort();
+    });
+    const outcome = await engine.embed({ inputs, inputType: body.input_type, policy, signal: gone.signal });
+    if (outcome.kind === 'cancelled') {
+      request.log.info('client went away; its queued inputs were dropped');
+      reply.hijack();
+      reply.raw.destroy();
+      return reply;
+    }
+    if (outcome.kind !== 'embedded') throw refusal(outcome, retryAfterSeconds);
+
+    noteOutcome(request, { tokens: outcome.promptTokens });
+    const head: ResponseHead = {
+      id: `embd-${randomUUID().replaceAll('-', '')}`,
+      object: 'list',
+      created: Math.floor(now() / 1000),
+      model: engine.modelId,
+      usage: { prompt_tokens: outcome.promptTokens, total_tokens: outcome.promptTokens },
+    };
+    const json = await renderEmbeddingResponse(head, outcome.vectors, body.encoding_format ?? 'float');
+    return reply.type(JSON_CONTENT_TYPE).header('x-usage-total-tokens', String(outcome.promptTokens)).send(json);
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * Starts the embedder: reads the config, starts loading the model in its worker, and listens at
+ * once, so /health answers while the model loads (/ready and /v1 say model_not_ready until then).
+ * Stops gracefully on SIGTERM/SIGINT: in-flight requests finish, then the worker ends.
+ */
+import { buildApp } from './app.js';
+import { loadConfig } from './config.js';
+import { loadEngine } from './engine.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  let stopping = false;
+  const { engine, manifest, ready } = loadEngine(config, (err) => {
+    if (stopping) return;
+    app.log.fatal({ err: { message: err.message } }, 'model worker failed; exiting');
+    process.exit(1);
+  });
+  const app = buildApp({ config, engine });
+
+  ready.then(
+    () => app.log.info({ model: engine.modelId, pooling: manifest.pooling, nativeDimensions: manifest.nativeDimensions }, 'model ready'),
+    (err: Error) => {
+      app.log.fatal({ err: { message: err.message } }, 'model failed to load; exiting');
+      process.exit(1);
+    },
+  );
+
+  const stop = async (signal: string): Promise<void> => {
+    if (stopping) return;
+    stopping = true;
+    app.log.info({ signal }, 'shutting down');
+    await app.close();
+    await engine.close();
+    process.exit(0);
+  };
+  process.once('SIGTERM', () => void stop('SIGTERM'));
+  process.once('SIGINT', () => void stop('SIGINT'));
+
+  await app.listen({ host: config.host, port: config.port });
+}
+
+main().catch((err: Error) => {
+  // Start-up errors (bad config, unreadable model directory) are for the operator, not a client.
+  process.stderr.write(`embedder failed to start: ${err.message}\n`);
+  process.exit(1);
+});

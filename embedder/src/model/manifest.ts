@@ -1,0 +1,74 @@
+/**
+ * The model directory's manifest.json: what the embedder needs to know about a model that the
+ * ONNX graph and tokenizer do not say (id, pooling, instructions, widths).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** The API's fixed vector width; narrower models are zero-padded up to it. */
+export const API_DIMENSIONS = 1024;
+
+export type Pooling = 'cls' | 'mean';
+
+export interface ModelManifest {
+  readonly id: string;
+  readonly nativeDimensions: number;
+  readonly dimensions: number;
+  readonly maxTokens: number;
+  readonly pooling: Pooling;
+  readonly normalize: boolean;
+  readonly outputName: string;
+  readonly queryInstruction: string;
+  readonly documentInstruction: string;
+  readonly license?: string;
+  readonly source?: string;
+  readonly notes?: string;
+}
+
+/** Checks a parsed manifest; throws one error naming every bad field. */
+export function parseManifest(raw: unknown, where = 'manifest.json'): ModelManifest {
+  const m = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+  const bad: string[] = [];
+  const str = (key: string, allowEmpty = false): string => {
+    const v = m[key];
+    if (typeof v !== 'string' || (!allowEmpty && v === '')) bad.push(`${key} must be a ${allowEmpty ? '' : 'non-empty '}string`);
+    return typeof v === 'string' ? v : '';
+  };
+  const int = (key: string, min: number, max: number): number => {
+    const v = m[key];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max) bad.push(`${key} must be an integer from ${min} to ${max}`);
+    return typeof v === 'number' ? v : 0;
+  };
+  const manifest: ModelManifest = {
+    id: str('id'),
+    nativeDimensions: int('nativeDimensions', 1, API_DIMENSIONS),
+    dimensions: int('dimensions', API_DIMENSIONS, API_DIMENSIONS),
+    maxTokens: int('maxTokens', 2, 8192),
+    pooling: m.pooling === 'cls' || m.pooling === 'mean' ? m.pooling : (bad.push('pooling must be "cls" or "mean"'), 'cls'),
+    normalize: m.normalize === true ? true : (bad.push('normalize must be true (the API promises unit vectors)'), true),
+    outputName: m.outputName === undefined ? 'last_hidden_state' : str('outputName'),
+    queryInstruction: str('queryInstruction', true),
+    documentInstruction: m.documentInstruction === undefined ? '' : str('documentInstruction', true),
+    ...optional(m, 'license'),
+    ...optional(m, 'source'),
+    ...optional(m, 'notes'),
+  };
+  if (bad.length > 0) throw new Error(`invalid ${where}: ${bad.join('; ')}`);
+  return Object.freeze(manifest);
+}
+
+function optional(m: Record<string, unknown>, key: 'license' | 'source' | 'notes'): Partial<ModelManifest> {
+  return typeof m[key] === 'string' ? { [key]: m[key] } : {};
+}
+
+/** Reads and checks `<dir>/manifest.json`. */
+export function readManifest(dir: string): ModelManifest {
+  const path = join(dir, 'manifest.json');
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`cannot read model manifest ${path}: ${(err as Error).message}`);
+  }
+  return parseManifest(raw, path);
+}

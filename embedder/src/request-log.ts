@@ -1,0 +1,50 @@
+/**
+ * One log line per request, with counts only: method, route, status, duration, problem code,
+ * number of inputs and tokens. Bodies and input text are never logged (clinical data).
+ */
+import { LogController, type FastifyReply, type FastifyRequest } from 'fastify';
+
+/** What a handler learned about a request that is safe to log. */
+export interface RequestOutcome {
+  code?: string;
+  inputs?: number;
+  tokens?: number;
+}
+
+const outcomes = new WeakMap<FastifyRequest, RequestOutcome>();
+
+/** Adds safe facts (counts, problem code) to the request's log line. */
+export function noteOutcome(request: FastifyRequest, facts: RequestOutcome): void {
+  outcomes.set(request, { ...outcomes.get(request), ...facts });
+}
+
+/**
+ * Replaces Fastify's request lines (which carry the raw URL) with one line per request at
+ * completion, holding only the safe facts above.
+ */
+export class CountsOnlyLogController extends LogController {
+  constructor() {
+    super({ requestIdLogLabel: 'requestId' });
+  }
+
+  override incomingRequest(): void {}
+
+  override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    const line = {
+      method: request.method,
+      // The matched route template, not the raw URL: a query string could carry anything.
+      route: request.routeOptions.url ?? 'unmatched',
+      status: reply.statusCode,
+      ms: Math.round(reply.elapsedTime * 10) / 10,
+      ...outcomes.get(request),
+    };
+    if (error) request.log.error({ ...line, err: { type: error.name } }, 'request failed');
+    else request.log.info(line, 'request completed');
+  }
+}
+
+/** Pino serializers that keep raw requests and responses out of the logs. */
+export const safeSerializers = {
+  req: (req: { method?: string }) => ({ method: req.method }),
+  res: (res: { statusCode?: number }) => ({ statusCode: res.statusCode }),
+};

@@ -1,0 +1,63 @@
+/**
+ * Turns ajv's validation errors into one `invalid_body` detail that names the field, e.g.
+ * "input: must contain at least 1 item". Messages are built from the schema's own words
+ * (keyword and params), never from ajv's text or the data, so no input value can leak.
+ */
+
+/** The part of an ajv ErrorObject this module reads. */
+export interface SchemaError {
+  readonly keyword: string;
+  readonly instancePath: string;
+  readonly params: Record<string, unknown>;
+}
+
+const ARTICLE: Record<string, string> = {
+  string: 'a string', integer: 'an integer', number: 'a number', boolean: 'a boolean',
+  array: 'an array', object: 'a JSON object', null: 'null',
+};
+
+/** "/input/3" → "input[3]"; the root is named `root` (e.g. "body"). */
+export function fieldName(instancePath: string, root: string): string {
+  const parts = instancePath.split('/').slice(1).map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (parts.length === 0) return root;
+  return parts.reduce((name, part, i) => (/^\d+$/.test(part) ? `${name}[${part}]` : i === 0 ? part : `${name}.${part}`), '');
+}
+
+/** One error's message, without the field name. */
+export function describe(error: SchemaError): string {
+  const p = error.params;
+  switch (error.keyword) {
+    case 'type': return `must be ${ARTICLE[String(p.type)] ?? String(p.type)}`;
+    case 'minItems': return `must contain at least ${String(p.limit)} item${p.limit === 1 ? '' : 's'}`;
+    case 'maxItems': return `must contain at most ${String(p.limit)} items`;
+    case 'minLength': return p.limit === 1 ? 'must not be empty' : `must be at least ${String(p.limit)} characters`;
+    case 'maxLength': return `must be at most ${String(p.limit)} characters`;
+    case 'enum': return `must be one of ${(p.allowedValues as unknown[]).map(String).join(', ')}`;
+    case 'const': return `must be ${String(p.allowedValue)}`;
+    case 'minimum': return `must be at least ${String(p.limit)}`;
+    case 'maximum': return `must be at most ${String(p.limit)}`;
+    case 'required': return 'is required';
+    default: return 'is not valid';
+  }
+}
+
+/**
+ * Picks the most useful error and formats "field: message". `oneOf` failures (input: string or
+ * array) report the branch the data matched by type, or both types when it matched neither.
+ */
+export function validationDetail(errors: readonly SchemaError[], root = 'body'): string {
+  const concrete = errors.filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'anyOf');
+  const required = concrete.find((e) => e.keyword === 'required');
+  if (required) return `${fieldName(`${required.instancePath}/${String(required.params.missingProperty)}`, root)}: is required`;
+  const nonType = concrete.filter((e) => e.keyword !== 'type');
+  if (nonType.length > 0) {
+    const deepest = nonType.reduce((a, b) => (b.instancePath.length > a.instancePath.length ? b : a));
+    return `${fieldName(deepest.instancePath, root)}: ${describe(deepest)}`;
+  }
+  if (concrete.length === 0) return `${root}: is not valid`;
+  const deepest = concrete.reduce((a, b) => (b.instancePath.length > a.instancePath.length ? b : a));
+  const types = concrete.filter((e) => e.instancePath === deepest.instancePath).map((e) => ARTICLE[String(e.params.type)] ?? String(e.params.type));
+  const list = [...new Set(types)];
+  const wanted = list.length > 1 ? `${list.slice(0, -1).join(', ')} or ${list.at(-1)!}` : list[0]!;
+  return `${fieldName(deepest.instancePath, root)}: must be ${wanted}`;
+}

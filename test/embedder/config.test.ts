@@ -1,0 +1,40 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../embedder/src/config.js';
+
+describe('embedder config', () => {
+  it('has the agreed defaults and is frozen', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      host: '127.0.0.1', port: 8081, modelId: undefined, batchMaxTokens: 16_384, batchMaxSize: 32,
+      queueMaxInputs: 2_000, queueMaxTokens: 262_144, retryAfterSeconds: 1, logLevel: 'info',
+    });
+    expect(config.modelDir.endsWith('.local/models/default')).toBe(true);
+    expect(config.ortIntraOpThreads).toBeGreaterThanOrEqual(1);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      EMBEDDER_HOST: '0.0.0.0', EMBEDDER_PORT: '0', MODEL_DIR: '/m', MODEL_ID: 'served', ORT_INTRA_OP_THREADS: '1',
+      BATCH_MAX_TOKENS: '4096', BATCH_MAX_SIZE: '8', QUEUE_MAX_INPUTS: '100', QUEUE_MAX_TOKENS: '9000',
+      RETRY_AFTER_SECONDS: '3', LOG_LEVEL: 'warn',
+    });
+    expect(config).toEqual({
+      host: '0.0.0.0', port: 0, modelDir: '/m', modelId: 'served', ortIntraOpThreads: 1, batchMaxTokens: 4096,
+      batchMaxSize: 8, queueMaxInputs: 100, queueMaxTokens: 9000, retryAfterSeconds: 3, logLevel: 'warn',
+    });
+  });
+
+  it('names every bad variable in one error', () => {
+    let message = '';
+    try {
+      loadConfig({ EMBEDDER_PORT: '70000', BATCH_MAX_TOKENS: '100', BATCH_MAX_SIZE: 'x', QUEUE_MAX_INPUTS: '-1', LOG_LEVEL: 'loud' });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    for (const name of ['EMBEDDER_PORT', 'BATCH_MAX_TOKENS', 'BATCH_MAX_SIZE', 'QUEUE_MAX_INPUTS', 'LOG_LEVEL']) {
+      expect(message).toContain(name);
+    }
+    expect(message).not.toContain('QUEUE_MAX_TOKENS');
+  });
+});

@@ -1,0 +1,85 @@
+/**
+ * The engine's availability behaviour through the app: model not loaded, queue full, and the
+ * event loop staying free while a large request is tokenized and embedded.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { buildApp } from '../../embedder/src/app.js';
+import { createEngine } from '../../embedder/src/engine.js';
+import { readManifest } from '../../embedder/src/model/manifest.js';
+import { loadTokenizer } from '../../embedder/src/model/tokenizer.js';
+import { TEST_MODEL_ID, ensureTestModel, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+
+const post = (embedder: TestEmbedder, input: string[]) =>
+  embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: TEST_MODEL_ID, input, encoding_format: 'base64' } });
+
+describe('before the model is loaded', () => {
+  it('/health is ok, /ready and /v1/embeddings are 503 model_not_ready with retry-after', async () => {
+    const dir = ensureTestModel();
+    const engine = createEngine({
+      modelId: TEST_MODEL_ID, manifest: readManifest(dir), tokenizer: loadTokenizer(dir),
+      embedRows: async () => { throw new Error('a model that is still loading is never called'); },
+      limits: { maxBatchTokens: 16_384, maxBatchSize: 32, maxQueueInputs: 100, maxQueueTokens: 10_000 },
+      isReady: () => false,
+    });
+    const app = buildApp({ config: { logLevel: 'silent', retryAfterSeconds: 7 }, engine });
+    expect((await app.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
+    for (const res of [
+      await app.inject({ method: 'GET', url: '/ready' }),
+      await app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: TEST_MODEL_ID, input: 'x' } }),
+    ]) {
+      expect(res.statusCode).toBe(503);
+      expect(res.json().code).toBe('model_not_ready');
+      expect(res.headers['retry-after']).toBe('7');
+    }
+    await app.close();
+  });
+});
+
+describe('with a small queue', () => {
+  let embedder: TestEmbedder;
+  beforeAll(async () => {
+    embedder = await startTestEmbedder(ensureTestModel(), {
+      env: { BATCH_MAX_SIZE: '1', QUEUE_MAX_INPUTS: '10', QUEUE_MAX_TOKENS: '1000000', RETRY_AFTER_SECONDS: '2' },
+    });
+  });
+  afterAll(async () => embedder?.close());
+
+  it('a full queue answers 503 overloaded with retry-after, and serves again once drained', async () => {
+    // Admitted although over the bound, because the queue was empty; one input a batch keeps it queued.
+    const busy = post(embedder, Array.from({ length: 200 }, (_, i) => `note ${i}`)).then((res) => res);
+    await vi.waitFor(() => expect(embedder.engine.queuedInputs()).toBeGreaterThan(10));
+    const refused = await post(embedder, ['one more']);
+    expect(refused.statusCode).toBe(503);
+    expect(refused.json()).toMatchObject({ code: 'overloaded', title: 'Service overloaded' });
+    expect(refused.headers['retry-after']).toBe('2');
+    expect((await busy).statusCode).toBe(200);
+    expect((await post(embedder, ['one more'])).statusCode).toBe(200);
+  });
+
+});
+
+describe('under a maximal request', () => {
+  let embedder: TestEmbedder;
+  beforeAll(async () => {
+    embedder = await startTestEmbedder(ensureTestModel());
+  });
+  afterAll(async () => embedder?.close());
+
+  it('answers /health while a maximal request (1,000 × 512 tokens) is tokenized and embedded', async () => {
+    const input = Array.from({ length: 1000 }, () => Array.from({ length: 510 }, () => 'a').join(' '));
+    let bigDone = false;
+    const big = post(embedder, input).then((res) => {
+      bigDone = true;
+      return res;
+    });
+    // Let the big request be parsed and start tokenizing, then ask for health.
+    await new Promise((resolve) => setImmediate(resolve));
+    const health = await embedder.app.inject({ method: 'GET', url: '/health' });
+    expect(health.statusCode).toBe(200);
+    expect(bigDone).toBe(false);
+    const res = await big;
+    expect(res.statusCode).toBe(200);
+    expect(res.json().usage.total_tokens).toBe(512_000);
+    expect(res.json().data).toHaveLength(1000);
+  });
+});

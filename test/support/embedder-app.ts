@@ -1,0 +1,59 @@
+/**
+ * Builds the embedder app around a real model directory for tests: the generated test model
+ * (made on demand, well under a second) or the installed default model.
+ */
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import { buildApp } from '../../embedder/src/app.js';
+import { loadConfig } from '../../embedder/src/config.js';
+import { loadEngine, type EmbeddingEngine } from '../../embedder/src/engine.js';
+
+export const TEST_MODEL_DIR = resolve('.local/models/test');
+export const DEFAULT_MODEL_DIR = resolve('.local/models/default');
+export const TEST_MODEL_ID = 'test-bert-1024';
+
+/** Makes sure the generated test model exists (runs scripts/generate-test-model.ts if not). */
+export function ensureTestModel(): string {
+  const complete = ['model.onnx', 'tokenizer.json', 'manifest.json'].every((f) => existsSync(resolve(TEST_MODEL_DIR, f)));
+  if (!complete) execFileSync('npx', ['tsx', 'scripts/generate-test-model.ts', TEST_MODEL_DIR], { stdio: 'pipe' });
+  return TEST_MODEL_DIR;
+}
+
+export interface TestEmbedder {
+  readonly app: FastifyInstance;
+  readonly engine: EmbeddingEngine;
+  close(): Promise<void>;
+}
+
+/** Builds the app on `modelDir` with extra env settings, waits for the model, returns it. */
+export async function startTestEmbedder(
+  modelDir: string,
+  options: { env?: Record<string, string>; logStream?: DestinationStream; now?: () => number } = {},
+): Promise<TestEmbedder> {
+  const config = loadConfig({ MODEL_DIR: modelDir, LOG_LEVEL: 'info', ORT_INTRA_OP_THREADS: '2', ...options.env });
+  const { engine, ready } = loadEngine(config);
+  const app = buildApp({
+    config,
+    engine,
+    ...(options.logStream ? { logStream: options.logStream } : { config: { ...config, logLevel: 'silent' } }),
+    ...(options.now ? { now: options.now } : {}),
+  });
+  await ready;
+  return {
+    app,
+    engine,
+    async close() {
+      await app.close();
+      await engine.close();
+    },
+  };
+}
+
+/** Collects every log line written during a test. */
+export function captureLogs(): { stream: DestinationStream; text(): string } {
+  const lines: string[] = [];
+  return { stream: { write: (line: string) => void lines.push(line) }, text: () => lines.join('') };
+}
