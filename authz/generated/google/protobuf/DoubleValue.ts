@@ -1,0 +1,10 @@
+// Original file: null
+
+
+export interface DoubleValue {
+  'value'?: (number | string);
+}
+
+export interface DoubleValue__Output {
+  'value': (number);
+}

@@ -1,0 +1,22 @@
+// Original file: node_modules/@grpc/grpc-js-xds/deps/protoc-gen-validate/validate/validate.proto
+
+
+export interface SFixed32Rules {
+  'const'?: (number);
+  'lt'?: (number);
+  'lte'?: (number);
+  'gt'?: (number);
+  'gte'?: (number);
+  'in'?: (number)[];
+  'not_in'?: (number)[];
+}
+
+export interface SFixed32Rules__Output {
+  'const': (number);
+  'lt': (number);
+  'lte': (number);
+  'gt': (number);
+  'gte': (number);
+  'in': (number)[];
+  'not_in': (number)[];
+}

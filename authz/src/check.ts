@@ -1,0 +1,89 @@
+/**
+ * The `envoy.service.auth.v3.Authorization/Check` handler: reads what Envoy sends (headers,
+ * path, the body's `model` from `ctg.request` metadata), asks policy and the store, and
+ * answers with an allowed or denied CheckResponse. A store fault becomes gRPC UNAVAILABLE,
+ * which Envoy (fail closed) turns into 503 `authorization_unavailable`; nothing passes unchecked.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { Logger } from 'pino';
+import type { CheckRequest__Output } from '../generated/envoy/service/auth/v3/CheckRequest.js';
+import type { CheckResponse } from '../generated/envoy/service/auth/v3/CheckResponse.js';
+import type { _envoy_service_auth_v3_AttributeContext_HttpRequest__Output as HttpAttributes } from '../generated/envoy/service/auth/v3/AttributeContext.js';
+import type { AuthzConfig } from './config.js';
+import { allowed, denied, rateLimited } from './check-response.js';
+import { decideAccess, endpointOf } from './policy/access.js';
+import { isDeny } from './policy/decision.js';
+import { parseAuthorization } from './policy/keys.js';
+import { limitsFor } from './policy/limits.js';
+import { StoreUnavailableError, type RedisStore } from './store/redis.js';
+
+/** Envoy's json_to_metadata filter puts the body's `model` here. */
+export const MODEL_METADATA_NAMESPACE = 'ctg.request';
+
+export interface CheckDeps {
+  readonly config: Pick<AuthzConfig, 'keyPrefix' | 'keyHashSecret' | 'modelId' | 'defaultRpm' | 'defaultTpm'>;
+  readonly store: Pick<RedisStore, 'lookupKey' | 'checkLimits'>;
+  readonly clock: () => number;
+  readonly log: Logger;
+}
+
+/** Decides one CheckRequest; denials are values, store faults throw StoreUnavailableError. */
+export async function decide(request: CheckRequest__Output, deps: CheckDeps): Promise<CheckResponse> {
+  const http = request.attributes?.request?.http;
+  const presented = parseAuthorization(headerOf(http, 'authorization'), deps.config.keyPrefix);
+  if (isDeny(presented)) return denied(presented);
+  const { key, org } = await deps.store.lookupKey(presented.id);
+  const now = deps.clock();
+  const access = decideAccess({
+    presented,
+    key,
+    org,
+    endpoint: endpointOf(http?.path ?? ''),
+    requestedModel: requestedModel(request),
+    servedModel: deps.config.modelId,
+    serverSecret: deps.config.keyHashSecret,
+    now,
+  });
+  if (isDeny(access)) return denied(access);
+  const limits = limitsFor(access.org, { rpm: deps.config.defaultRpm, tpm: deps.config.defaultTpm });
+  const outcome = await deps.store.checkLimits(access.org.id, access.model, now, limits);
+  return outcome.allowed ? allowed(access, outcome) : rateLimited(outcome);
+}
+
+/** The Check handler for the gRPC server. */
+export function createCheckHandler(deps: CheckDeps): grpc.handleUnaryCall<CheckRequest__Output, CheckResponse> {
+  return (call, callback) => {
+    decide(call.request, deps).then(
+      (response) => {
+        deps.log.debug({ event: 'check', code: response.status?.message || 'ok' }, 'check decided');
+        callback(null, response);
+      },
+      (error: unknown) => {
+        if (error instanceof StoreUnavailableError) {
+          deps.log.warn({ event: 'check_unavailable', reason: error.message }, 'redis unavailable; failing closed');
+          callback({ code: grpc.status.UNAVAILABLE, details: 'authorization store unavailable' });
+        } else {
+          deps.log.error({ event: 'check_failed', err: error }, 'check failed');
+          callback({ code: grpc.status.INTERNAL, details: 'authorization failed' });
+        }
+      },
+    );
+  };
+}
+
+// Envoy sends lower-cased headers in `headers`, or in `header_map` when encode_raw_headers is on.
+function headerOf(http: HttpAttributes | null | undefined, name: string): string | undefined {
+  if (!http) return undefined;
+  const value = http.headers?.[name];
+  if (value !== undefined) return value;
+  const raw = http.header_map?.headers?.find((h) => h.key.toLowerCase() === name);
+  if (!raw) return undefined;
+  return raw.value || Buffer.from(raw.raw_value ?? '').toString('utf8');
+}
+
+function requestedModel(request: CheckRequest__Output): string | null {
+  const fields = request.attributes?.metadata_context?.filter_metadata?.[MODEL_METADATA_NAMESPACE]?.fields;
+  const model = fields?.model;
+  // A non-string `model` is the embedder's 400 invalid_body, like a missing one.
+  return model?.kind === 'stringValue' && typeof model.stringValue === 'string' ? model.stringValue : null;
+}

@@ -1,0 +1,135 @@
+/**
+ * Authz configuration: the only module that reads `process.env`. Every variable is parsed and
+ * validated in one pass; all problems are reported together, each naming its variable, and
+ * the result is frozen.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { isAbsolute, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export interface AuthzConfig {
+  readonly host: string;
+  readonly port: number;
+  readonly redisUrl: string;
+  readonly redisKeyPrefix: string;
+  readonly redisTimeoutMs: number;
+  readonly keyPrefix: string;
+  readonly keyHashSecret: string;
+  readonly modelId: string;
+  readonly defaultRpm: number;
+  readonly defaultTpm: number;
+  readonly logLevel: string;
+}
+
+/** Thrown when the environment holds bad values; the message names every bad variable. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid authz configuration:\n  ${problems.join('\n  ')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+const MIN_SECRET_LENGTH = 32;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** Parses and validates `env` (defaults to `process.env`) into a frozen config. */
+export function loadConfig(env: Env = process.env): AuthzConfig {
+  const problems: string[] = [];
+  const read = new Reader(env, problems);
+  const config: AuthzConfig = {
+    host: read.string('AUTHZ_HOST', '127.0.0.1'),
+    port: read.integer('AUTHZ_PORT', 9191, 0, 65535),
+    redisUrl: read.matching('REDIS_URL', 'redis://127.0.0.1:6379', /^rediss?:\/\/\S+$/, 'a redis:// URL'),
+    redisKeyPrefix: read.matching('REDIS_KEY_PREFIX', 'ctg:', /^[A-Za-z0-9:_.-]{1,64}$/, '1-64 of A-Z a-z 0-9 : _ . -'),
+    redisTimeoutMs: read.integer('REDIS_TIMEOUT_MS', 500, 10, 60_000),
+    keyPrefix: read.matching('KEY_PREFIX', 'CTG', /^[A-Z][A-Z0-9]{0,15}$/, 'an upper-case letter then up to 15 of A-Z 0-9'),
+    keyHashSecret: readSecret(env, problems),
+    modelId: readModelId(env, problems),
+    defaultRpm: read.integer('DEFAULT_RPM', 600, 0, 100_000_000),
+    defaultTpm: read.integer('DEFAULT_TPM', 1_000_000, 0, 1_000_000_000),
+    logLevel: read.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
+  };
+  if (problems.length > 0) throw new ConfigError(problems);
+  return Object.freeze(config);
+}
+
+class Reader {
+  constructor(
+    private readonly env: Env,
+    private readonly problems: string[],
+  ) {}
+
+  string(name: string, fallback: string): string {
+    const value = this.env[name];
+    return value === undefined || value === '' ? fallback : value;
+  }
+
+  integer(name: string, fallback: number, min: number, max: number): number {
+    const raw = this.string(name, String(fallback));
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || value < min || value > max) {
+      this.problems.push(`${name}: must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
+      return fallback;
+    }
+    return value;
+  }
+
+  matching(name: string, fallback: string, pattern: RegExp, meaning: string): string {
+    const value = this.string(name, fallback);
+    if (!pattern.test(value)) this.problems.push(`${name}: must be ${meaning}, got ${JSON.stringify(value)}`);
+    return value;
+  }
+
+  oneOf(name: string, fallback: string, allowed: readonly string[]): string {
+    const value = this.string(name, fallback);
+    if (!allowed.includes(value)) this.problems.push(`${name}: must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
+    return value;
+  }
+}
+
+function fromRepo(path: string): string {
+  return isAbsolute(path) ? path : resolve(repoRoot, path);
+}
+
+// The admin CLI and the service must hash keys with the same secret; by default both read the
+// file `make up` creates, so nobody has to export anything for local use.
+function readSecret(env: Env, problems: string[]): string {
+  const direct = env.KEY_HASH_SECRET;
+  const file = fromRepo(env.KEY_HASH_SECRET_FILE || '.local/key-hash-secret');
+  let secret = direct;
+  if (!secret) {
+    if (!existsSync(file)) {
+      problems.push(`KEY_HASH_SECRET / KEY_HASH_SECRET_FILE: no secret set and ${file} does not exist (run \`make up\` or set KEY_HASH_SECRET)`);
+      return '';
+    }
+    secret = readFileSync(file, 'utf8').trim();
+  }
+  if (secret.length < MIN_SECRET_LENGTH) {
+    const source = direct ? 'KEY_HASH_SECRET' : `KEY_HASH_SECRET_FILE (${file})`;
+    problems.push(`${source}: the secret must be at least ${MIN_SECRET_LENGTH} characters`);
+  }
+  return secret;
+}
+
+// The stack passes the same MODEL_ID to the embedder and authz; without it, authz serves the
+// id in the installed model's manifest, as the embedder does.
+function readModelId(env: Env, problems: string[]): string {
+  if (env.MODEL_ID) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._\/-]{0,127}$/.test(env.MODEL_ID)) {
+      problems.push(`MODEL_ID: must be 1-128 of A-Z a-z 0-9 . _ / - , got ${JSON.stringify(env.MODEL_ID)}`);
+    }
+    return env.MODEL_ID;
+  }
+  const manifest = resolve(fromRepo(env.MODEL_DIR || '.local/models/default'), 'manifest.json');
+  try {
+    const id: unknown = JSON.parse(readFileSync(manifest, 'utf8')).id;
+    if (typeof id === 'string' && id !== '') return id;
+    problems.push(`MODEL_ID: not set, and ${manifest} has no string "id"`);
+  } catch {
+    problems.push(`MODEL_ID: not set, and ${manifest} (from MODEL_DIR) cannot be read`);
+  }
+  return '';
+}

@@ -1,0 +1,47 @@
+/**
+ * Starts authz: reads the configuration (a bad value stops the process, naming the variable),
+ * connects to Redis in the background (Checks are UNAVAILABLE until it answers: fail closed),
+ * binds the gRPC server, and shuts down gracefully on SIGINT/SIGTERM.
+ */
+import { ConfigError, loadConfig, type AuthzConfig } from './config.js';
+import { createLogger } from './log.js';
+import { bindServer, createServer } from './server.js';
+import { createStore } from './store/redis.js';
+
+const SHUTDOWN_GRACE_MS = 5_000;
+
+function configOrExit(): AuthzConfig {
+  try {
+    return loadConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+}
+
+async function main(): Promise<void> {
+  const config = configOrExit();
+  const log = createLogger(config.logLevel);
+  const store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
+  store.onReadyChange((ready) => log.info({ event: ready ? 'redis_up' : 'redis_down' }, ready ? 'redis connected' : 'redis connection lost'));
+  const server = createServer({ config, store, log });
+  const port = await bindServer(server, config.host, config.port);
+  log.info({ event: 'listening', host: config.host, port, model: config.modelId }, 'authz listening');
+
+  const shutdown = (signal: string): void => {
+    log.info({ event: 'shutdown', signal }, 'shutting down');
+    const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS).unref();
+    server.tryShutdown(() => {
+      clearTimeout(force);
+      void store.close().then(() => process.exit(0));
+    });
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`authz failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { decideAccess, endpointOf, type AccessRequest, type KeyRecord, type OrgRecord } from '../../authz/src/policy/access.js';
+import { hashSecret } from '../../authz/src/policy/keys.js';
+
+const NOW = Date.parse('2030-01-01T00:00:00Z');
+const SERVER_SECRET = 'unit-test-server-secret-0123456789abcdef';
+const presented = { id: 'ABCDEFGHIJKL', secret: 'S'.repeat(38) };
+const key: KeyRecord = { id: presented.id, org: 'acme', name: 'ci', hash: hashSecret(presented.id, presented.secret, SERVER_SECRET), createdAt: NOW - 1000, expiresAt: null, revoked: false };
+const org: OrgRecord = { id: 'acme', endpoints: ['embeddings'], models: ['m1'], rpm: null, tpm: null, createdAt: NOW - 2000 };
+
+function request(overrides: Partial<AccessRequest> = {}): AccessRequest {
+  return { presented, key, org, endpoint: 'embeddings', requestedModel: 'm1', servedModel: 'm1', serverSecret: SERVER_SECRET, now: NOW, ...overrides };
+}
+
+describe('endpointOf', () => {
+  it('maps /v1/embeddings (with or without a query) and nothing else', () => {
+    expect(endpointOf('/v1/embeddings')).toBe('embeddings');
+    expect(endpointOf('/v1/embeddings?x=1')).toBe('embeddings');
+    expect(endpointOf('/v1/completions')).toBeNull();
+    expect(endpointOf('/v1/embeddings/')).toBeNull();
+  });
+});
+
+describe('decideAccess', () => {
+  it('grants a valid key on an enabled endpoint and model', () => {
+    expect(decideAccess(request())).toEqual({ kind: 'grant', org, keyId: key.id, model: 'm1' });
+  });
+
+  it('answers unknown ids and wrong secrets alike: invalid_api_key', () => {
+    expect(decideAccess(request({ key: null }))).toMatchObject({ code: 'invalid_api_key' });
+    expect(decideAccess(request({ presented: { ...presented, secret: 'T'.repeat(38) } }))).toMatchObject({ code: 'invalid_api_key' });
+  });
+
+  it('tells revocation and expiry only to the holder of the real secret', () => {
+    expect(decideAccess(request({ key: { ...key, revoked: true } }))).toMatchObject({ code: 'revoked_api_key' });
+    expect(decideAccess(request({ key: { ...key, revoked: true }, presented: { ...presented, secret: 'T'.repeat(38) } }))).toMatchObject({ code: 'invalid_api_key' });
+    expect(decideAccess(request({ key: { ...key, expiresAt: NOW } }))).toMatchObject({ code: 'expired_api_key' });
+    expect(decideAccess(request({ key: { ...key, expiresAt: NOW + 1 } }))).toMatchObject({ kind: 'grant' });
+  });
+
+  it('refuses a key whose organization is gone', () => {
+    expect(decideAccess(request({ org: null }))).toMatchObject({ code: 'invalid_api_key' });
+  });
+
+  it('answers endpoint_not_enabled for a disabled or unknown endpoint', () => {
+    expect(decideAccess(request({ org: { ...org, endpoints: [] } }))).toMatchObject({ code: 'endpoint_not_enabled' });
+    expect(decideAccess(request({ endpoint: null }))).toMatchObject({ code: 'endpoint_not_enabled' });
+  });
+
+  it('answers model_not_enabled for a model not granted or not served', () => {
+    expect(decideAccess(request({ org: { ...org, models: [] } }))).toMatchObject({ code: 'model_not_enabled' });
+    expect(decideAccess(request({ requestedModel: 'other' }))).toMatchObject({ code: 'model_not_enabled' });
+    expect(decideAccess(request({ requestedModel: 'other', org: { ...org, models: ['m1', 'other'] } }))).toMatchObject({ code: 'model_not_enabled' });
+  });
+
+  it('lets a request without a model through under the served model (the embedder answers 400)', () => {
+    expect(decideAccess(request({ requestedModel: null }))).toMatchObject({ kind: 'grant', model: 'm1' });
+    expect(decideAccess(request({ requestedModel: null, org: { ...org, models: [] } }))).toMatchObject({ kind: 'grant', model: 'm1' });
+  });
+
+  it('does not echo the requested model in the detail', () => {
+    expect(JSON.stringify(decideAccess(request({ requestedModel: 'CANARY-MODEL-TEXT' })))).not.toContain('CANARY');
+  });
+});

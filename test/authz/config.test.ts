@@ -1,0 +1,53 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../authz/src/config.js';
+
+const SECRET = 'x'.repeat(40);
+const base = { KEY_HASH_SECRET: SECRET, MODEL_ID: 'm1' };
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return [...error.problems];
+    throw error;
+  }
+  return [];
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults and freezes the result', () => {
+    const config = loadConfig(base);
+    expect(config).toMatchObject({
+      host: '127.0.0.1', port: 9191, redisUrl: 'redis://127.0.0.1:6379', redisKeyPrefix: 'ctg:', redisTimeoutMs: 500,
+      keyPrefix: 'CTG', modelId: 'm1', defaultRpm: 600, defaultTpm: 1_000_000, logLevel: 'info',
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reports every bad variable at once, each by name', () => {
+    const problems = problemsOf({ ...base, AUTHZ_PORT: '70000', REDIS_URL: 'http://x', REDIS_TIMEOUT_MS: 'soon', KEY_PREFIX: 'ctg_', DEFAULT_RPM: '-1', LOG_LEVEL: 'loud' });
+    expect(problems).toHaveLength(6);
+    for (const name of ['AUTHZ_PORT', 'REDIS_URL', 'REDIS_TIMEOUT_MS', 'KEY_PREFIX', 'DEFAULT_RPM', 'LOG_LEVEL']) {
+      expect(problems.some((p) => p.startsWith(`${name}:`))).toBe(true);
+    }
+  });
+
+  it('reads the HMAC secret from KEY_HASH_SECRET_FILE, and names the variables when it is missing or short', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'authz-config-'));
+    const file = join(dir, 'secret');
+    writeFileSync(file, `${SECRET}\n`);
+    expect(loadConfig({ MODEL_ID: 'm1', KEY_HASH_SECRET_FILE: file }).keyHashSecret).toBe(SECRET);
+    expect(problemsOf({ MODEL_ID: 'm1', KEY_HASH_SECRET_FILE: join(dir, 'absent') })[0]).toMatch(/^KEY_HASH_SECRET \/ KEY_HASH_SECRET_FILE:/);
+    expect(problemsOf({ MODEL_ID: 'm1', KEY_HASH_SECRET: 'short' })[0]).toMatch(/^KEY_HASH_SECRET:/);
+  });
+
+  it('takes the served model from MODEL_DIR/manifest.json when MODEL_ID is unset', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'authz-model-'));
+    writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ id: 'from-manifest' }));
+    expect(loadConfig({ KEY_HASH_SECRET: SECRET, MODEL_DIR: dir }).modelId).toBe('from-manifest');
+    expect(problemsOf({ KEY_HASH_SECRET: SECRET, MODEL_DIR: join(dir, 'none') })[0]).toMatch(/^MODEL_ID:/);
+  });
+});

@@ -1,0 +1,75 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { debitTokens, evaluateCheck, PERIOD_MS, type Tat } from '../../authz/src/policy/limits.js';
+import type { RedisStore } from '../../authz/src/store/redis.js';
+import { envoyCheck, startAuthz, testConfig, TEST_MODEL } from '../support/grpc-authz.js';
+import { connectedStore, testPrefix } from '../support/redis-store.js';
+import { addKey, addOrg } from './fixtures.js';
+
+const NOW = Date.parse('2030-01-01T00:00:00Z');
+let store: RedisStore;
+
+beforeAll(async () => {
+  store = await connectedStore();
+});
+
+afterAll(async () => {
+  await store.purge();
+  await store.close();
+});
+
+// A small deterministic generator, so a failure replays the same sequence.
+function lcg(seed: number): () => number {
+  let state = seed;
+  return () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+}
+
+describe('check-limits.lua and record-usage.lua', () => {
+  it.each([
+    [7, 50],
+    [60, 1000],
+    [1000, 7],
+  ])('compute what policy/limits.ts computes (rpm %i, tpm %i)', async (rpm, tpm) => {
+    const org = `mirror-${rpm}-${tpm}`;
+    await addOrg(store, org, { tpm });
+    const random = lcg(rpm * 31 + tpm);
+    let requests: Tat | null = null;
+    let tokens: Tat | null = null;
+    let t = NOW;
+    for (let step = 0; step < 150; step += 1) {
+      t += Math.floor(random() * 3000);
+      const expected = evaluateCheck(requests, tokens, t, { rpm, tpm });
+      const actual = await store.checkLimits(org, TEST_MODEL, t, { rpm, tpm });
+      expect(actual, `step ${step}`).toEqual(expected.outcome);
+      if (expected.outcome.allowed) requests = expected.requestsTat;
+      if (random() < 0.3) {
+        const used = Math.floor(random() * 20);
+        tokens = debitTokens(tokens, t, tpm, used);
+        await store.recordUsage({ org, keyId: 'ABCDEFGHIJKL', model: TEST_MODEL, requestId: `r${step}`, tokens: used, time: t }, 1_000_000);
+      }
+    }
+  });
+});
+
+describe('rate limit under concurrency', () => {
+  it('allows exactly 50 of 200 simultaneous checks split over two authz instances sharing Redis', async () => {
+    const prefix = testPrefix();
+    const config = testConfig(prefix, { redisTimeoutMs: 5000 });
+    // Both replicas read the same fixed clock: exactness must not depend on the test's speed.
+    const clock = () => NOW;
+    const [a, b] = await Promise.all([startAuthz(config, { clock }), startAuthz(config, { clock })]);
+    try {
+      await addOrg(a.store, 'busy', { rpm: 50 });
+      const { key } = await addKey(a.store, 'busy');
+      const request = envoyCheck({ authorization: `Bearer ${key}`, model: TEST_MODEL });
+      const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).check(request)));
+      const allowed = responses.filter((r) => r.http_response === 'ok_response');
+      const limited = responses.filter((r) => JSON.parse(r.denied_response?.body || '{}').code === 'rate_limit_exceeded');
+      expect(allowed).toHaveLength(50);
+      expect(limited).toHaveLength(150);
+      expect(PERIOD_MS).toBe(60_000);
+    } finally {
+      await a.store.purge();
+      await Promise.all([a.stop(), b.stop()]);
+    }
+  });
+});

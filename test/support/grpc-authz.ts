@@ -1,0 +1,158 @@
+/**
+ * Runs authz in-process for tests: a real gRPC server on port 0 over a real Redis (under the
+ * test's own prefix), and real @grpc/grpc-js clients sending messages shaped as Envoy sends
+ * them. Only the clock may be fixed.
+ */
+import * as grpc from '@grpc/grpc-js';
+import pino, { type Logger } from 'pino';
+import type { AuthzConfig } from '../../authz/src/config.js';
+import { protos } from '../../authz/src/protos.js';
+import { bindServer, createServer } from '../../authz/src/server.js';
+import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
+import type { AuthorizationClient } from '../../authz/generated/envoy/service/auth/v3/Authorization.js';
+import type { AccessLogServiceClient } from '../../authz/generated/envoy/service/accesslog/v3/AccessLogService.js';
+import type { HealthClient } from '../../authz/generated/grpc/health/v1/Health.js';
+import type { CheckRequest } from '../../authz/generated/envoy/service/auth/v3/CheckRequest.js';
+import type { CheckResponse__Output } from '../../authz/generated/envoy/service/auth/v3/CheckResponse.js';
+import type { HTTPAccessLogEntry } from '../../authz/generated/envoy/data/accesslog/v3/HTTPAccessLogEntry.js';
+import { TEST_REDIS_URL } from './redis-store.js';
+
+export const TEST_MODEL = 'test-bert-1024';
+export const TEST_SECRET = 'authz-tests-hmac-secret-0123456789abcdef';
+
+/** A complete config for an in-process authz under `prefix`. */
+export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {}): AuthzConfig {
+  return Object.freeze({
+    host: '127.0.0.1',
+    port: 0,
+    redisUrl: TEST_REDIS_URL,
+    redisKeyPrefix: prefix,
+    // Generous: the 2-core machine is shared with the embedder's tests; only the unavailable
+    // tests need a short bound, and they set their own.
+    redisTimeoutMs: 2000,
+    keyPrefix: 'CTG',
+    keyHashSecret: TEST_SECRET,
+    modelId: TEST_MODEL,
+    defaultRpm: 600,
+    defaultTpm: 1_000_000,
+    logLevel: 'silent',
+    ...overrides,
+  });
+}
+
+export interface RunningAuthz {
+  readonly address: string;
+  readonly store: RedisStore;
+  readonly check: (request: CheckRequest) => Promise<CheckResponse__Output>;
+  readonly accessLog: AccessLogServiceClient;
+  readonly health: HealthClient;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  readonly clock?: () => number;
+  readonly log?: Logger;
+  /** Wait for Redis before resolving (false for dead-Redis tests). */
+  readonly waitForRedis?: boolean;
+}
+
+/** Starts an authz server with its own Redis connection and connects clients to it. */
+export async function startAuthz(config: AuthzConfig, options: StartOptions = {}): Promise<RunningAuthz> {
+  const store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
+  if (options.waitForRedis !== false) await store.ready();
+  const server = createServer({ config, store, log: options.log ?? pino({ level: 'silent' }), clock: options.clock });
+  const port = await bindServer(server, '127.0.0.1', 0);
+  const address = `127.0.0.1:${port}`;
+  const loaded = protos();
+  const credentials = grpc.credentials.createInsecure();
+  const auth = new loaded.envoy.service.auth.v3.Authorization(address, credentials) as AuthorizationClient;
+  const accessLog = new loaded.envoy.service.accesslog.v3.AccessLogService(address, credentials) as AccessLogServiceClient;
+  const health = new loaded.grpc.health.v1.Health(address, credentials) as HealthClient;
+  const check = (request: CheckRequest): Promise<CheckResponse__Output> =>
+    new Promise((resolve, reject) => {
+      auth.Check(request, { deadline: Date.now() + 10_000 }, (error, response) => (error || !response ? reject(error) : resolve(response)));
+    });
+  return {
+    address,
+    store,
+    check,
+    accessLog,
+    health,
+    stop: async () => {
+      for (const client of [auth, accessLog, health]) client.close();
+      await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
+      await store.close();
+    },
+  };
+}
+
+export interface EnvoyCheck {
+  readonly authorization?: string;
+  readonly method?: string;
+  readonly path?: string;
+  /** The body's `model` as json_to_metadata puts it; omit for a body without one. */
+  readonly model?: string;
+  readonly headers?: Record<string, string>;
+}
+
+/** A CheckRequest as Envoy's ext_authz filter sends it (lower-case headers, ctg.request metadata). */
+export function envoyCheck(request: EnvoyCheck): CheckRequest {
+  const headers: Record<string, string> = { ':authority': 'localhost:8443', 'content-type': 'application/json', 'x-request-id': 'req-1', ...request.headers };
+  if (request.authorization !== undefined) headers.authorization = request.authorization;
+  return {
+    attributes: {
+      request: {
+        time: { seconds: Math.floor(Date.now() / 1000), nanos: 0 },
+        http: { id: '123', method: request.method ?? 'POST', path: request.path ?? '/v1/embeddings', host: 'localhost:8443', scheme: 'https', protocol: 'HTTP/1.1', headers },
+      },
+      metadata_context:
+        request.model === undefined ? {} : { filter_metadata: { 'ctg.request': { fields: { model: { stringValue: request.model } } } } },
+    },
+  };
+}
+
+/** The headers of a CheckResponse's denied or ok part, as a plain map. */
+export function headerMap(options: Array<{ header: { key: string; value: string } | null }> | undefined): Record<string, string> {
+  return Object.fromEntries((options ?? []).map((option) => [option.header!.key, option.header!.value]));
+}
+
+export interface AlsEntry {
+  readonly org?: string;
+  readonly keyId?: string;
+  readonly model?: string;
+  readonly tokens?: number | string;
+  readonly status?: number;
+  readonly path?: string;
+  readonly requestId?: string;
+  readonly time?: number;
+}
+
+/** An HTTPAccessLogEntry as Envoy's gRPC access log sends it for one request. */
+export function alsEntry(entry: AlsEntry): HTTPAccessLogEntry {
+  const requestHeaders: Record<string, string> = { 'x-request-id': entry.requestId ?? 'req-1' };
+  if (entry.org !== undefined) requestHeaders['x-gateway-org-id'] = entry.org;
+  if (entry.keyId !== undefined) requestHeaders['x-gateway-key-id'] = entry.keyId;
+  if (entry.model !== undefined) requestHeaders['x-gateway-model'] = entry.model;
+  const responseHeaders: Record<string, string> = {};
+  if (entry.tokens !== undefined) responseHeaders['x-usage-total-tokens'] = String(entry.tokens);
+  const time = entry.time ?? Date.now();
+  return {
+    common_properties: { start_time: { seconds: Math.floor(time / 1000), nanos: (time % 1000) * 1e6 }, sample_rate: 1 },
+    protocol_version: 'HTTP11',
+    request: { request_method: 'POST', path: entry.path ?? '/v1/embeddings', request_id: entry.requestId ?? 'req-1', request_headers: requestHeaders },
+    response: { response_code: { value: entry.status ?? 200 }, response_headers: responseHeaders },
+  };
+}
+
+/** Streams `batches` of entries on one StreamAccessLogs call and waits for authz's answer. */
+export function streamAccessLogs(client: AccessLogServiceClient, batches: HTTPAccessLogEntry[][]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const call = client.StreamAccessLogs((error) => (error ? reject(error) : resolve()));
+    // Like Envoy: the identifier rides on the stream's first message only.
+    batches.forEach((batch, i) => {
+      const identifier = i === 0 ? { node: { id: 'envoy-test', cluster: 'gateway' }, log_name: 'usage' } : null;
+      call.write({ identifier, http_logs: { log_entry: batch } });
+    });
+    call.end();
+  });
+}

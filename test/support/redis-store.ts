@@ -1,0 +1,20 @@
+/**
+ * Test access to the shared Redis: every test run gets its own random key prefix, and purges
+ * it afterwards (never FLUSHALL/FLUSHDB: other engineers' tests share this Redis).
+ */
+import { randomBytes } from 'node:crypto';
+import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
+
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+/** A fresh `authz-test:<random>:` prefix. */
+export function testPrefix(): string {
+  return `authz-test:${randomBytes(6).toString('hex')}:`;
+}
+
+/** A connected store under `prefix` (default: a fresh one). */
+export async function connectedStore(prefix = testPrefix(), url = TEST_REDIS_URL, timeoutMs = 1000): Promise<RedisStore> {
+  const store = createStore({ url, prefix, timeoutMs });
+  await store.ready();
+  return store;
+}
