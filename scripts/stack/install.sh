@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Installs what the stack and the tests need and is missing, idempotently: npm dependencies
+# (npm ci when node_modules is missing or older than package-lock.json), Envoy and the default
+# model. `--test` adds the generated test model and the OpenAI Python SDK in .venv.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+cd "$ROOT"
+mkdir -p "$LOCAL"
+
+if [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json ]]; then
+  say "installing npm dependencies (npm ci)"
+  npm ci
+fi
+
+bash scripts/install-envoy.sh >/dev/null
+bash scripts/install-model.sh
+
+if [[ "${1:-}" == "--test" ]]; then
+  if [[ ! -s .local/models/test/model.onnx || ! -s .local/models/test/manifest.json ]]; then
+    say "generating the test model"
+    npx --no-install tsx scripts/generate-test-model.ts
+  fi
+  bash scripts/stack/install-python-sdk.sh
+fi

@@ -1,0 +1,78 @@
+/**
+ * The official OpenAI SDKs (Node `openai` from npm, Python `openai` from PyPI in .venv) against
+ * the gateway, each run as a separate program the way a user runs it: default (base64,
+ * decoded by the SDK) and float requests, and the SDK's own error classes for 401, 403, 429.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createKey, createOrg, orgName, orgWithKey } from '../support/stack-admin.js';
+import { repoRoot, startStack, type Stack } from '../support/stack.js';
+
+const run = promisify(execFile);
+const python = join(repoRoot, '.venv/bin/python');
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack();
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+/** Fresh keys per SDK: a normal one, one whose org lacks the model, one limited to 1 rpm. */
+function keysEnv(label: string): Record<string, string> {
+  const org = orgName(`${label}-nomodel`);
+  createOrg(stack, org, { models: [] });
+  return {
+    GATEWAY_BASE_URL: stack.baseUrl,
+    GATEWAY_CA: stack.dirs.caFile,
+    MODEL: stack.svc.modelId,
+    KEY: orgWithKey(stack, label).key,
+    KEY_WITHOUT_MODEL: createKey(stack, org).key,
+    KEY_LIMITED: orgWithKey(stack, `${label}-limited`, { rpm: 1 }).key,
+  };
+}
+
+function expectReport(report: any) {
+  expect(report.model).toBe(stack.svc.modelId);
+  expect(report.defaultLengths).toEqual([1024, 1024]);
+  expect(report.floatLengths).toEqual([1024, 1024]);
+  expect(report.defaultIsNumbers).toBe(true);
+  expect(report.maxAbsDifference).toBeLessThan(1e-6);
+  expect(report.usage.total_tokens).toBe(report.usage.prompt_tokens);
+  expect(report.errors['401']).toMatchObject({ class: 'AuthenticationError', status: 401 });
+  expect(report.errors['403']).toMatchObject({ class: 'PermissionDeniedError', status: 403 });
+  expect(report.errors['429']).toMatchObject({ class: 'RateLimitError', status: 429 });
+}
+
+describe('official SDKs with baseURL {base_url}/v1', () => {
+  it('the OpenAI Node SDK (CA trusted with NODE_EXTRA_CA_CERTS)', async () => {
+    const env = keysEnv('sdk-node');
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(repoRoot, 'test/e2e/sdk/node-client.ts')], {
+      cwd: repoRoot,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_EXTRA_CA_CERTS: stack.dirs.caFile, ...env },
+    });
+    const report = JSON.parse(stdout);
+    expectReport(report);
+    // The Node SDK reads `code` only from an OpenAI-shaped `error` member, which RFC 9457 bodies
+    // lack; it does expose the gateway's x-request-id on every error.
+    for (const status of ['401', '403', '429']) expect(report.errors[status].requestId).toMatch(/^[0-9a-f-]{36}$/);
+  }, 60_000);
+
+  it('the OpenAI Python SDK (CA passed to its httpx client)', async () => {
+    expect(existsSync(python), `${python} missing: run make install`).toBe(true);
+    const env = keysEnv('sdk-py');
+    const { stdout } = await run(python, [join(repoRoot, 'test/e2e/sdk/python_client.py')], {
+      cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    });
+    const report = JSON.parse(stdout);
+    expectReport(report);
+    expect(report.errors['401'].code).toBe('invalid_api_key');
+    expect(report.errors['403'].code).toBe('model_not_enabled');
+    expect(report.errors['429'].code).toBe('rate_limit_exceeded');
+  }, 60_000);
+});

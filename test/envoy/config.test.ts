@@ -1,0 +1,88 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { renderEnvoyConfig, settingsFromEnv } from '../../envoy/render.js';
+import { localReplies } from '../../envoy/local-replies.js';
+import { catalogue, PROBLEM_CONTENT_TYPE } from '../../openapi/problems.js';
+import { envoyBinary, makeStackDir, removeStackDir } from '../support/stack.js';
+
+const dirs = makeStackDir();
+const settings = settingsFromEnv({ TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile });
+const rendered = renderEnvoyConfig(settings);
+const bootstrap = parse(rendered);
+const hcm = bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+const scratch = mkdtempSync(join(tmpdir(), 'ctg-envoy-'));
+
+afterAll(() => {
+  removeStackDir(dirs);
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('the Envoy bootstrap', () => {
+  it('passes `envoy --mode validate` (the real Envoy 1.40 binary)', () => {
+    const file = join(scratch, 'envoy.yaml');
+    writeFileSync(file, rendered);
+    const version = execFileSync(envoyBinary(), ['--version'], { encoding: 'utf8' });
+    expect(version).toMatch(/\/1\.40\.\d+\//);
+    const out = execFileSync(envoyBinary(), ['--mode', 'validate', '-c', file, '--disable-hot-restart'], {
+      encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    expect(out).toContain('OK');
+  });
+
+  it('uses the default ports of the agreed interface, admin on loopback only', () => {
+    const listener = bootstrap.static_resources.listeners[0].address.socket_address;
+    expect(listener).toEqual({ address: '0.0.0.0', port_value: 8443 });
+    expect(bootstrap.admin.address.socket_address).toEqual({ address: '127.0.0.1', port_value: 9901 });
+    const endpoint = (name: string) => bootstrap.static_resources.clusters.find((c: any) => c.name === name)
+      .load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
+    expect(endpoint('embedder')).toEqual({ address: '127.0.0.1', port_value: 8081 });
+    expect(endpoint('authz')).toEqual({ address: '127.0.0.1', port_value: 9191 });
+  });
+
+  it('serves TLS 1.2+ with ALPN h2 and http/1.1', () => {
+    const tls = bootstrap.static_resources.listeners[0].filter_chains[0].transport_socket.typed_config.common_tls_context;
+    expect(tls.tls_params.tls_minimum_protocol_version).toBe('TLSv1_2');
+    expect(tls.alpn_protocols).toEqual(['h2', 'http/1.1']);
+    expect(tls.tls_certificates[0].certificate_chain.filename).toBe(dirs.certFile);
+  });
+
+  it('runs the filters in order: body limit, identity-header strip, model to metadata, ext_authz, router', () => {
+    expect(hcm.http_filters.map((f: any) => f.name)).toEqual([
+      'envoy.filters.http.buffer', 'envoy.filters.http.header_mutation', 'envoy.filters.http.json_to_metadata',
+      'envoy.filters.http.ext_authz', 'envoy.filters.http.router',
+    ]);
+    const extAuthz = hcm.http_filters[3].typed_config;
+    expect(extAuthz.failure_mode_allow).toBe(false);
+    expect(extAuthz.status_on_error.code).toBe('ServiceUnavailable');
+    expect(extAuthz.metadata_context_namespaces).toEqual(['ctg.request']);
+    expect(extAuthz.grpc_service.timeout).toBe('0.5s');
+  });
+
+  it('every problem body Envoy can send is the catalogue entry, with the problem content type', () => {
+    const mappers = hcm.local_reply_config.mappers as any[];
+    expect(mappers).toHaveLength(Object.keys(localReplies).length);
+    for (const mapper of mappers) {
+      const body = JSON.parse(mapper.body_format_override.text_format_source.inline_string);
+      const entry = catalogue.get(body.code);
+      expect(entry, body.code).toBeDefined();
+      expect(body).toMatchObject({ type: 'about:blank', status: entry!.status, title: entry!.title });
+      expect(typeof body.detail).toBe('string');
+      expect(mapper.status_code ?? body.status).toBe(body.status);
+      expect(mapper.body_format_override.content_type).toBe(PROBLEM_CONTENT_TYPE);
+    }
+  });
+
+  it('reports every bad setting at once, naming each variable', () => {
+    expect(() => settingsFromEnv({ GATEWAY_PORT: 'x', EMBEDDER_HOST: 'localhost', AUTHZ_TIMEOUT_MS: '0' })).toThrow(
+      /GATEWAY_PORT[\s\S]*EMBEDDER_HOST[\s\S]*AUTHZ_TIMEOUT_MS/,
+    );
+  });
+
+  it('refuses a template placeholder it does not know', () => {
+    expect(() => renderEnvoyConfig(settings, 'port: {{NOT_A_SETTING}}')).toThrow(/NOT_A_SETTING/);
+  });
+});
