@@ -4,7 +4,7 @@
  *
  * CLI: `npx tsx envoy/render.ts <out.yaml>`, reading GATEWAY_PORT, GATEWAY_HOST,
  * ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT, TLS_CERT_FILE,
- * TLS_KEY_FILE, AUTHZ_TIMEOUT_MS and RETRY_AFTER_SECONDS from the environment.
+ * TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S and RETRY_AFTER_SECONDS from the environment.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -25,6 +25,8 @@ export interface EnvoySettings {
   readonly tlsKeyFile: string;
   /** ext_authz's deadline; past it Envoy fails closed with 503 authorization_unavailable. */
   readonly authzTimeoutMs: number;
+  /** Route and idle timeout towards the embedder; past it 503 upstream_unavailable. */
+  readonly embedderTimeoutS: number;
   /** retry-after on Envoy's own 503s. */
   readonly retryAfterSeconds: number;
 }
@@ -64,6 +66,9 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     tlsCertFile: file('TLS_CERT_FILE', '.local/tls/server.pem'),
     tlsKeyFile: file('TLS_KEY_FILE', '.local/tls/server-key.pem'),
     authzTimeoutMs: positive('AUTHZ_TIMEOUT_MS', 500),
+    // The largest valid request (1,000 inputs x 512 tokens) took minutes on 2 shared cores
+    // with the default model; the OpenAI SDKs' own default timeout is 10 minutes.
+    embedderTimeoutS: positive('EMBEDDER_TIMEOUT_S', 600),
     retryAfterSeconds: positive('RETRY_AFTER_SECONDS', 1),
   };
   if (errors.length > 0) throw new Error(`invalid Envoy settings:\n  ${errors.join('\n  ')}`);
@@ -83,6 +88,7 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     TLS_CERT_FILE: settings.tlsCertFile,
     TLS_KEY_FILE: settings.tlsKeyFile,
     AUTHZ_TIMEOUT: `${settings.authzTimeoutMs / 1000}s`,
+    EMBEDDER_TIMEOUT: `${settings.embedderTimeoutS}s`,
     RETRY_AFTER_SECONDS: String(settings.retryAfterSeconds),
   };
   for (const placeholder of Object.keys(localReplies)) {

@@ -43,6 +43,17 @@ describe('the Envoy bootstrap', () => {
     expect(endpoint('authz')).toEqual({ address: '127.0.0.1', port_value: 9191 });
   });
 
+  it('gives the embeddings route a timeout long enough for the largest request, configurable', () => {
+    const route = (config: any) => config.static_resources.listeners[0].filter_chains[0].filters[0].typed_config
+      .route_config.virtual_hosts[0].routes.find((r: any) => r.name === 'embeddings').route;
+    expect(route(bootstrap)).toMatchObject({ timeout: '600s', idle_timeout: '600s' });
+    const shorter = parse(renderEnvoyConfig(settingsFromEnv({
+      TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile, EMBEDDER_TIMEOUT_S: '90',
+    })));
+    expect(route(shorter)).toMatchObject({ timeout: '90s', idle_timeout: '90s' });
+    expect(() => settingsFromEnv({ EMBEDDER_TIMEOUT_S: '0' })).toThrow(/EMBEDDER_TIMEOUT_S/);
+  });
+
   it('serves TLS 1.2+ with ALPN h2 and http/1.1', () => {
     const tls = bootstrap.static_resources.listeners[0].filter_chains[0].transport_socket.typed_config.common_tls_context;
     expect(tls.tls_params.tls_minimum_protocol_version).toBe('TLSv1_2');
