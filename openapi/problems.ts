@@ -25,11 +25,21 @@ export const catalogue: ReadonlyMap<ProblemCode, CatalogueEntry> = new Map(
   rows.map((row) => [row.code, Object.freeze({ status: row.status, title: row.title })]),
 );
 
-/** Builds the RFC 9457 body for `code`; `detail` must never contain request text. */
+/**
+ * Builds the RFC 9457 body for `code`; `detail` must never contain request text. The `error`
+ * extension member repeats code and message in OpenAI's envelope: the official SDKs read only
+ * that member, and without it their errors say "401 status code (no body)" and have no code.
+ */
 export function problem(code: ProblemCode, detail?: string): Problem {
   const entry = catalogue.get(code);
   if (!entry) throw new Error(`problem code not in the catalogue: ${code}`);
-  const body: Problem = { type: 'about:blank', status: entry.status, title: entry.title, code };
+  const error: Problem['error'] = {
+    message: detail ?? entry.title,
+    type: entry.status >= 500 ? 'server_error' : 'invalid_request_error',
+    param: null,
+    code,
+  };
+  const body: Problem = { type: 'about:blank', status: entry.status, title: entry.title, code, error };
   if (detail !== undefined) body.detail = detail;
   return body;
 }

@@ -98,12 +98,25 @@ export interface components {
         /** @description RFC 9457 problem details, served as `application/problem+json; charset=utf-8`. */
         Problem: {
             /** @description Always `about:blank`; `code` carries the meaning. */
-            type?: string;
+            type: string;
             status: number;
             title: string;
             code: components["schemas"]["ProblemCode"];
             /** @description For `invalid_body` it names the field; for `invalid_request` it carries the model's message. Never contains input text. */
             detail?: string;
+            /**
+             * @description An RFC 9457 extension member mirroring OpenAI's error envelope, so the official SDKs
+             *     surface the gateway's `code` and message (Node: `err.code`, `err.message`; Python:
+             *     `err.code`, `err.body`). `message` is `detail` (or `title` when there is none);
+             *     `type` is `invalid_request_error` for 4xx and `server_error` for 5xx.
+             */
+            error: {
+                message: string;
+                /** @enum {string} */
+                type: "invalid_request_error" | "server_error";
+                param: null;
+                code: components["schemas"]["ProblemCode"];
+            };
         };
         /** @enum {string} */
         ProblemCode: "invalid_body" | "invalid_request" | "missing_api_key" | "malformed_api_key" | "invalid_api_key" | "revoked_api_key" | "expired_api_key" | "endpoint_not_enabled" | "model_not_enabled" | "not_found" | "method_not_allowed" | "payload_too_large" | "rate_limit_exceeded" | "internal_error" | "overloaded" | "model_not_ready" | "upstream_unavailable" | "authorization_unavailable";

@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_CONTENT_TYPE, problem } from '../../openapi/problems.js';
+import { expectProblemBody } from '../support/problem-assert.js';
 import {
   createKey, createOrg, orgName, orgWithKey, revokeKey, usage, waitForUsage, type CreatedKey,
 } from '../support/stack-admin.js';
@@ -41,7 +42,7 @@ const RATE_HEADERS = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit
 function expectDenial(res: GatewayResponse, code: Parameters<typeof problem>[0]) {
   expect(res.headers['content-type']).toBe(PROBLEM_CONTENT_TYPE);
   const body = res.json();
-  expect(body).toEqual({ ...problem(code), detail: expect.any(String) });
+  expectProblemBody(body, code);
   expect(res.status).toBe(body.status);
   expect(res.headers['x-request-id']).toBeTruthy();
 }

@@ -58,9 +58,13 @@ describe('official SDKs with baseURL {base_url}/v1', () => {
     });
     const report = JSON.parse(stdout);
     expectReport(report);
-    // The Node SDK reads `code` only from an OpenAI-shaped `error` member, which RFC 9457 bodies
-    // lack; it does expose the gateway's x-request-id on every error.
+    // The Node SDK reads code and message only from an OpenAI-shaped `error` member, which every
+    // problem body carries as an extension; it also exposes the gateway's x-request-id.
     for (const status of ['401', '403', '429']) expect(report.errors[status].requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(report.errors['401'].code).toBe('invalid_api_key');
+    expect(report.errors['403'].code).toBe('model_not_enabled');
+    expect(report.errors['429'].code).toBe('rate_limit_exceeded');
+    expect(report.errors['401'].message).not.toContain('no body');
   }, 60_000);
 
   it('the OpenAI Python SDK (CA passed to its httpx client)', async () => {

@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JSON_CONTENT_TYPE, PROBLEM_CONTENT_TYPE, problem } from '../../openapi/problems.js';
+import { expectProblemBody } from '../support/problem-assert.js';
 import type { ManagedProcess } from '../support/process.js';
 import { makeStackDir, pickPorts, removeStackDir, startEnvoy, type StackPorts } from '../support/stack.js';
 import { gatewayRequest, type GatewayRequest } from '../support/stack-client.js';
@@ -32,7 +33,7 @@ afterAll(async () => {
 function expectProblem(res: Awaited<ReturnType<typeof send>>, code: Parameters<typeof problem>[0]) {
   expect(res.headers['content-type']).toBe(PROBLEM_CONTENT_TYPE);
   const body = res.json();
-  expect(body).toEqual({ ...problem(code), detail: expect.any(String) });
+  expectProblemBody(body, code);
   expect(res.status).toBe(body.status);
 }
 
@@ -134,7 +135,7 @@ describe('a request Envoy cannot parse', () => {
     expect(head).toMatch(/^HTTP\/1\.1 400 /);
     expect(head).toMatch(new RegExp(`\r\ncontent-type: ${PROBLEM_CONTENT_TYPE.replace(/[+]/g, '\\+')}\r\n`, 'i'));
     expect(head).toMatch(/\r\nx-request-id: [0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\r\n/i);
-    expect(JSON.parse(body!)).toEqual({ ...problem('invalid_body'), detail: expect.any(String) });
+    expectProblemBody(JSON.parse(body!), 'invalid_body');
   });
 });
 

@@ -89,7 +89,7 @@ export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeout
     embedderHost: '127.0.0.1', embedderPort: ports.embedder,
     authzHost: '127.0.0.1', authzPort: ports.authz,
     tlsCertFile: dirs.certFile, tlsKeyFile: dirs.keyFile,
-    authzTimeoutMs, retryAfterSeconds: 1,
+    authzTimeoutMs, embedderTimeoutS: 600, retryAfterSeconds: 1,
   }));
   const envoy = startProcess({
     name: 'envoy',

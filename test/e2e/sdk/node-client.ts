@@ -15,17 +15,17 @@ const client = (apiKey: string) => new OpenAI({ baseURL: `${env('GATEWAY_BASE_UR
 const model = env('MODEL');
 const input = ['The patient denies chest pain.', 'Troponin within normal limits.'];
 
-async function errorOf(apiKey: string, tries: number): Promise<{ class: string; status: number | undefined; requestId: unknown }> {
+async function errorOf(apiKey: string, tries: number): Promise<{ class: string; status: number | undefined; code: unknown; message: string | undefined; requestId: unknown }> {
   for (let i = 0; i < tries; i += 1) {
     try {
       await client(apiKey).embeddings.create({ model, input: 'x' });
     } catch (err) {
       const e = err as InstanceType<typeof OpenAI.APIError>;
       const known = [OpenAI.AuthenticationError, OpenAI.PermissionDeniedError, OpenAI.RateLimitError].find((c) => err instanceof c);
-      return { class: known?.name ?? (err as Error).constructor.name, status: e.status, requestId: e.requestID };
+      return { class: known?.name ?? (err as Error).constructor.name, status: e.status, code: e.code, message: e.message, requestId: e.requestID };
     }
   }
-  return { class: 'none', status: undefined, requestId: undefined };
+  return { class: 'none', status: undefined, code: undefined, message: undefined, requestId: undefined };
 }
 
 const main = async () => {
