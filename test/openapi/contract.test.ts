@@ -34,6 +34,10 @@ describe('OpenAPI contract', () => {
   it('problem() builds the RFC 9457 body and refuses unknown codes', () => {
     expect(problem('not_found', 'no route for /x')).toEqual({
       type: 'about:blank', status: 404, title: 'Not found', code: 'not_found', detail: 'no route for /x',
+      error: { message: 'no route for /x', type: 'invalid_request_error', param: null, code: 'not_found' },
+    });
+    expect(problem('overloaded').error).toEqual({
+      message: 'Service overloaded', type: 'server_error', param: null, code: 'overloaded',
     });
     expect(() => problem('nope' as never)).toThrow(/not in the catalogue/);
   });
