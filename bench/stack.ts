@@ -1,0 +1,117 @@
+/**
+ * The bench's own gateway: authz, the embedder (generated model) and Envoy on free loopback
+ * ports, rendered and started the way `make up` does, so a stack already up is left alone.
+ * Redis is the one at REDIS_URL, under a random key prefix that is deleted afterwards.
+ */
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { resolve } from 'node:path';
+import { promisify } from 'node:util';
+import { startEmbedder, type Embedder } from './embedder-service.ts';
+import { freePort, startService, stopService, waitUntil, type Service } from './processes.ts';
+
+const run = promisify(execFile);
+
+/** A running bench stack. */
+export interface BenchStack {
+  gatewayUrl: string;
+  embedderUrl: string;
+  apiKey: string;
+  modelId: string;
+  services: { embedder: Service; authz: Service; envoy: Service };
+  /** The authz process's environment (the capacity bench reuses it). */
+  authzEnv: Record<string, string>;
+  authzAddress: string;
+  stop: () => Promise<void>;
+}
+
+/** What the bench stack needs from the machine (made by `make up` / bench/run.sh). */
+export interface StackPaths { envoyBin: string; tlsDir: string; redisUrl: string; envoyConcurrency?: number; authzEntry?: string }
+
+/** The authz environment for a bench: random Redis prefix and secret, limits far above any bench rate. */
+export function benchAuthzEnv(modelId: string, redisUrl: string, port: number): Record<string, string> {
+  return {
+    AUTHZ_HOST: '127.0.0.1', AUTHZ_PORT: String(port), REDIS_URL: redisUrl,
+    REDIS_KEY_PREFIX: `ctg-bench-${randomBytes(4).toString('hex')}:`,
+    KEY_HASH_SECRET: randomBytes(24).toString('hex'), MODEL_ID: modelId,
+    DEFAULT_RPM: '100000000', DEFAULT_TPM: '1000000000', LOG_LEVEL: 'warn',
+  };
+}
+
+/** Runs the admin CLI with the authz environment; returns its one JSON object. */
+export async function admin(env: Record<string, string>, args: string[]): Promise<Record<string, unknown>> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'authz/src/admin/cli.ts', ...args, '--json'], { env: { ...process.env, ...env } });
+  return JSON.parse(stdout.trim().split('\n').pop() as string) as Record<string, unknown>;
+}
+
+/** Creates an organization with the served model and returns a fresh API key. */
+export async function createApiKey(env: Record<string, string>): Promise<string> {
+  await admin(env, ['org', 'create', 'bench', '--rpm', '100000000', '--tpm', '1000000000']);
+  const key = await admin(env, ['key', 'create', '--org', 'bench', '--name', 'bench']);
+  if (typeof key.key !== 'string') throw new Error(`admin key create gave no key: ${JSON.stringify(key)}`);
+  return key.key;
+}
+
+/** Deletes every Redis key under the bench prefix (SCAN, never FLUSH*). */
+export async function deletePrefix(redisUrl: string, prefix: string): Promise<void> {
+  const { stdout } = await run('redis-cli', ['-u', redisUrl, '--scan', '--pattern', `${prefix}*`], { maxBuffer: 64 * 1024 * 1024 });
+  const keys = stdout.split('\n').filter(Boolean);
+  for (let i = 0; i < keys.length; i += 500) await run('redis-cli', ['-u', redisUrl, 'DEL', ...keys.slice(i, i + 500)]);
+}
+
+function httpsOk(url: string, ca: Buffer): Promise<boolean> {
+  return new Promise((done) => {
+    const req = request(url, { ca, servername: 'localhost', timeout: 2000 }, (res) => {
+      res.resume();
+      done(res.statusCode === 200);
+    });
+    req.on('error', () => done(false));
+    req.end();
+  });
+}
+
+/** Starts authz, the embedder and Envoy; every process is stopped by `stop()` (or on exit). */
+export async function startBenchStack(modelDir: string, modelId: string, paths: StackPaths, embedderEnv: Record<string, string> = {}): Promise<BenchStack> {
+  const authzPort = await freePort();
+  const authzEnv = benchAuthzEnv(modelId, paths.redisUrl, authzPort);
+  const started: Service[] = [];
+  let embedder: Embedder | undefined;
+  const stop = async (): Promise<void> => {
+    for (const s of started.reverse()) await stopService(s);
+    await deletePrefix(paths.redisUrl, authzEnv.REDIS_KEY_PREFIX as string);
+  };
+  try {
+    const authz = startService('authz', process.execPath, ['--import', 'tsx', paths.authzEntry ?? 'authz/src/main.ts'], authzEnv);
+    started.push(authz);
+    embedder = await startEmbedder(modelDir, modelId, { ...embedderEnv, MODEL_ID: modelId });
+    started.push(embedder.service);
+    const [gatewayPort, adminPort] = [await freePort(), await freePort()];
+    const embedderPort = new URL(embedder.baseUrl).port;
+    const config = resolve('.local/bench/envoy.yaml');
+    mkdirSync(resolve('.local/bench'), { recursive: true });
+    await run(process.execPath, ['--import', 'tsx', 'envoy/render.ts', config], {
+      env: {
+        ...process.env, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPort), ENVOY_ADMIN_PORT: String(adminPort),
+        EMBEDDER_HOST: '127.0.0.1', EMBEDDER_PORT: embedderPort, AUTHZ_HOST: '127.0.0.1', AUTHZ_PORT: String(authzPort),
+        TLS_CERT_FILE: `${paths.tlsDir}/server.pem`, TLS_KEY_FILE: `${paths.tlsDir}/server-key.pem`,
+      },
+    });
+    // As `make up` starts it; --concurrency only when a tuning run asks (Envoy's default: one worker per core).
+    const concurrency = paths.envoyConcurrency ? ['--concurrency', String(paths.envoyConcurrency)] : [];
+    const envoy = startService('envoy', paths.envoyBin, ['-c', config, '--disable-hot-restart', '--log-level', 'warn', ...concurrency], {});
+    started.push(envoy);
+    const apiKey = await createApiKey(authzEnv);
+    const gatewayUrl = `https://127.0.0.1:${gatewayPort}`;
+    const ca = readFileSync(`${paths.tlsDir}/ca.pem`);
+    await waitUntil(envoy, 30_000, () => httpsOk(`${gatewayUrl}/health`, ca));
+    return {
+      gatewayUrl, embedderUrl: embedder.baseUrl, apiKey, modelId,
+      services: { embedder: embedder.service, authz, envoy }, authzEnv, authzAddress: `127.0.0.1:${authzPort}`, stop,
+    };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
