@@ -59,7 +59,9 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     modelDir: resolve(text('MODEL_DIR', '.local/models/default')),
     modelId,
     ortIntraOpThreads: int('ORT_INTRA_OP_THREADS', availableParallelism(), 1, 256),
-    batchMaxTokens: int('BATCH_MAX_TOKENS', 16_384, MAX_INPUT_TOKENS),
+    // Measured (BENCHMARKS.md): long inputs run faster in small batches on CPU, and 32 × 512-token
+    // batches took the resident memory to 4 GB; 2,048 still fits 32 short sentences per call.
+    batchMaxTokens: int('BATCH_MAX_TOKENS', 2_048, MAX_INPUT_TOKENS),
     batchMaxSize: int('BATCH_MAX_SIZE', 32, 1, 4096),
     queueMaxInputs: int('QUEUE_MAX_INPUTS', 2_000, 1),
     queueMaxTokens: int('QUEUE_MAX_TOKENS', 262_144, 1),

@@ -5,7 +5,7 @@ describe('embedder config', () => {
   it('has the agreed defaults and is frozen', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
-      host: '127.0.0.1', port: 8081, modelId: undefined, batchMaxTokens: 16_384, batchMaxSize: 32,
+      host: '127.0.0.1', port: 8081, modelId: undefined, batchMaxTokens: 2_048, batchMaxSize: 32,
       queueMaxInputs: 2_000, queueMaxTokens: 262_144, retryAfterSeconds: 1, logLevel: 'info',
     });
     expect(config.modelDir.endsWith('.local/models/default')).toBe(true);

@@ -46,6 +46,9 @@ export async function openSession(modelPath: string, threads: number, outputName
     interOpNumThreads: 1,
     graphOptimizationLevel: 'all',
     executionMode: 'sequential',
+    // No spin-waiting between ops: on 2 cores the spinning intra-op thread takes the CPU that
+    // the event loop, Envoy and authz need (BENCHMARKS.md: 25-50 % less CPU per input).
+    extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
   });
   for (const name of ['input_ids', 'attention_mask']) {
     if (!session.inputNames.includes(name)) throw new Error(`model has no input named ${name}`);
