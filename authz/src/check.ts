@@ -11,6 +11,7 @@ import type { CheckResponse } from '../generated/envoy/service/auth/v3/CheckResp
 import type { _envoy_service_auth_v3_AttributeContext_HttpRequest__Output as HttpAttributes } from '../generated/envoy/service/auth/v3/AttributeContext.js';
 import type { AuthzConfig } from './config.js';
 import { allowed, denied, rateLimited } from './check-response.js';
+import type { KeyCache } from './key-cache.js';
 import { decideAccess, endpointOf } from './policy/access.js';
 import { isDeny } from './policy/decision.js';
 import { parseAuthorization } from './policy/keys.js';
@@ -25,6 +26,8 @@ export interface CheckDeps {
   readonly store: Pick<RedisStore, 'lookupKey' | 'checkLimits'>;
   readonly clock: () => number;
   readonly log: Logger;
+  /** Key lookups cached for KEY_CACHE_TTL_MS; never rate limits. */
+  readonly keyCache: KeyCache;
 }
 
 /** Decides one CheckRequest; denials are values, store faults throw StoreUnavailableError. */
@@ -32,8 +35,9 @@ export async function decide(request: CheckRequest__Output, deps: CheckDeps): Pr
   const http = request.attributes?.request?.http;
   const presented = parseAuthorization(headerOf(http, 'authorization'), deps.config.keyPrefix);
   if (isDeny(presented)) return denied(presented);
-  const { key, org } = await deps.store.lookupKey(presented.id);
+  // Read before the lookup, so a cached entry's age counts from before Redis was asked.
   const now = deps.clock();
+  const { key, org } = await deps.keyCache.lookup(presented.id, now, (id) => deps.store.lookupKey(id));
   const access = decideAccess({
     presented,
     key,

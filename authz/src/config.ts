@@ -18,6 +18,8 @@ export interface AuthzConfig {
   readonly modelId: string;
   readonly defaultRpm: number;
   readonly defaultTpm: number;
+  /** How long a Check may reuse a key lookup (0 = never); see key-cache.ts for why. */
+  readonly keyCacheTtlMs: number;
   readonly logLevel: string;
 }
 
@@ -50,6 +52,8 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     modelId: readModelId(env, problems),
     defaultRpm: read.integer('DEFAULT_RPM', 600, 0, 100_000_000),
     defaultTpm: read.integer('DEFAULT_TPM', 1_000_000, 0, 1_000_000_000),
+    // Bounded: it is also how long a revoked key or a changed organization may go unnoticed.
+    keyCacheTtlMs: read.integer('KEY_CACHE_TTL_MS', 1000, 0, 60_000),
     logLevel: read.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
   };
   if (problems.length > 0) throw new ConfigError(problems);

@@ -27,7 +27,7 @@ async function main(): Promise<void> {
   store.onReadyChange((ready) => log.info({ event: ready ? 'redis_up' : 'redis_down' }, ready ? 'redis connected' : 'redis connection lost'));
   const server = createServer({ config, store, log });
   const port = await bindServer(server, config.host, config.port);
-  log.info({ event: 'listening', host: config.host, port, model: config.modelId }, 'authz listening');
+  log.info({ event: 'listening', host: config.host, port, model: config.modelId, keyCacheTtlMs: config.keyCacheTtlMs }, 'authz listening');
 
   const shutdown = (signal: string): void => {
     log.info({ event: 'shutdown', signal }, 'shutting down');

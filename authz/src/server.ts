@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import type { AuthzConfig } from './config.js';
 import { createCheckHandler } from './check.js';
 import { createHealthHandlers } from './health.js';
+import { KeyCache } from './key-cache.js';
 import { protos } from './protos.js';
 import type { RedisStore } from './store/redis.js';
 import { createUsageHandler } from './usage.js';
@@ -26,7 +27,7 @@ export function createServer(deps: ServerDeps): grpc.Server {
   const loaded = protos();
   const server = new grpc.Server();
   server.addService(loaded.envoy.service.auth.v3.Authorization.service, {
-    Check: createCheckHandler({ config, store, clock, log }),
+    Check: createCheckHandler({ config, store, clock, log, keyCache: new KeyCache(config.keyCacheTtlMs) }),
   });
   server.addService(loaded.envoy.service.accesslog.v3.AccessLogService.service, {
     StreamAccessLogs: createUsageHandler({ store, defaultTpm: config.defaultTpm, clock, log }),

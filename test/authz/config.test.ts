@@ -22,7 +22,7 @@ describe('loadConfig', () => {
     const config = loadConfig(base);
     expect(config).toMatchObject({
       host: '127.0.0.1', port: 9191, redisUrl: 'redis://127.0.0.1:6379', redisKeyPrefix: 'ctg:', redisTimeoutMs: 500,
-      keyPrefix: 'CTG', modelId: 'm1', defaultRpm: 600, defaultTpm: 1_000_000, logLevel: 'info',
+      keyPrefix: 'CTG', modelId: 'm1', defaultRpm: 600, defaultTpm: 1_000_000, keyCacheTtlMs: 1000, logLevel: 'info',
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
@@ -32,6 +32,14 @@ describe('loadConfig', () => {
     expect(problems).toHaveLength(6);
     for (const name of ['AUTHZ_PORT', 'REDIS_URL', 'REDIS_TIMEOUT_MS', 'KEY_PREFIX', 'DEFAULT_RPM', 'LOG_LEVEL']) {
       expect(problems.some((p) => p.startsWith(`${name}:`))).toBe(true);
+    }
+  });
+
+  it('reads KEY_CACHE_TTL_MS (0 disables the cache) and names it when it is not a whole number of ms up to 60,000', () => {
+    expect(loadConfig({ ...base, KEY_CACHE_TTL_MS: '0' }).keyCacheTtlMs).toBe(0);
+    expect(loadConfig({ ...base, KEY_CACHE_TTL_MS: '250' }).keyCacheTtlMs).toBe(250);
+    for (const bad of ['-1', '1.5', 'soon', '60001']) {
+      expect(problemsOf({ ...base, KEY_CACHE_TTL_MS: bad })).toEqual([expect.stringMatching(/^KEY_CACHE_TTL_MS:/)]);
     }
   });
 

@@ -35,6 +35,8 @@ export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {})
     modelId: TEST_MODEL,
     defaultRpm: 600,
     defaultTpm: 1_000_000,
+    // Off: these tests revoke and re-check keys under a fixed clock; check-cache.test.ts covers it.
+    keyCacheTtlMs: 0,
     logLevel: 'silent',
     ...overrides,
   });

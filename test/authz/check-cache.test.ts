@@ -1,0 +1,154 @@
+/**
+ * The key cache through the real gRPC server over the real Redis: a cached Check makes exactly
+ * one Redis round trip (the rate-limit script), changes show within KEY_CACHE_TTL_MS, expiry is
+ * immediate, and an outage still fails closed. Redis round trips are counted twice: by spying
+ * on the store, and by MONITOR on a separate connection (filtered by this test's prefix).
+ */
+import * as grpc from '@grpc/grpc-js';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { envoyCheck, startAuthz, testConfig, TEST_MODEL, type RunningAuthz } from '../support/grpc-authz.js';
+import { startRedisProxy } from '../support/redis-proxy.js';
+import { connectedStore, TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
+import { addKey, addOrg } from './fixtures.js';
+
+const NOW = Date.parse('2030-01-01T00:00:00Z');
+const TTL_MS = 1000;
+const UNKNOWN = `Bearer CTG_ZZZZZZZZZZZZ_${'A'.repeat(38)}`;
+
+/** Redis commands sent under `prefix` by clients (not by Lua scripts), in execution order. */
+async function startMonitor(prefix: string) {
+  const redis = new Redis(TEST_REDIS_URL);
+  const monitor = await redis.monitor();
+  let seen: string[][] = [];
+  let sentinels = 0;
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    if (source !== 'lua' && args.some((arg) => arg.startsWith(prefix))) seen.push(args);
+  });
+  return {
+    /** The commands since the last call; a sentinel command marks the end, since MONITOR is asynchronous. */
+    async take(): Promise<string[][]> {
+      const sentinel = `${prefix}monitor-sentinel:${(sentinels += 1)}`;
+      await redis.exists(sentinel);
+      await vi.waitFor(() => expect(seen.some((args) => args.includes(sentinel))).toBe(true));
+      const taken = seen.filter((args) => !args.includes(sentinel));
+      seen = [];
+      return taken;
+    },
+    async stop(): Promise<void> {
+      monitor.disconnect();
+      redis.disconnect();
+    },
+  };
+}
+
+function problemCode(response: Awaited<ReturnType<RunningAuthz['check']>>): string {
+  return response.http_response === 'ok_response' ? 'ok' : (JSON.parse(response.denied_response!.body) as { code: string }).code;
+}
+
+describe('Check with the key cache (real gRPC, real Redis)', () => {
+  const prefix = testPrefix();
+  let now = NOW;
+  let authz: RunningAuthz;
+  let monitor: Awaited<ReturnType<typeof startMonitor>>;
+
+  beforeAll(async () => {
+    authz = await startAuthz(testConfig(prefix, { keyCacheTtlMs: TTL_MS }), { clock: () => now });
+    await addOrg(authz.store, 'acme');
+    monitor = await startMonitor(prefix);
+  });
+
+  afterAll(async () => {
+    await monitor.stop();
+    await authz.store.purge();
+    await authz.stop();
+  });
+
+  const check = async (authorization: string) => problemCode(await authz.check(envoyCheck({ authorization, model: TEST_MODEL })));
+
+  it('makes two round trips for an uncached key, then exactly one (the rate-limit script) while cached', async () => {
+    now = NOW;
+    const { key } = await addKey(authz.store, 'acme');
+    const lookupKey = vi.spyOn(authz.store, 'lookupKey');
+    const checkLimits = vi.spyOn(authz.store, 'checkLimits');
+    try {
+      await monitor.take();
+      expect(await check(`Bearer ${key}`)).toBe('ok');
+      expect(await monitor.take()).toHaveLength(2);
+      expect([lookupKey.mock.calls.length, checkLimits.mock.calls.length]).toEqual([1, 1]);
+
+      now = NOW + TTL_MS - 1;
+      expect(await check(`Bearer ${key}`)).toBe('ok');
+      const commands = await monitor.take();
+      expect(commands).toHaveLength(1);
+      expect(commands[0]![0]!.toLowerCase()).toMatch(/^evalsha$|^eval$/);
+      expect(commands[0]).toContain(`${prefix}rl:req:acme:${TEST_MODEL}`);
+      expect([lookupKey.mock.calls.length, checkLimits.mock.calls.length]).toEqual([1, 2]);
+    } finally {
+      lookupKey.mockRestore();
+      checkLimits.mockRestore();
+    }
+  });
+
+  it('answers a revoked key from the cache within the TTL, and 401 revoked_api_key once it has passed', async () => {
+    now = NOW;
+    const { id, key } = await addKey(authz.store, 'acme');
+    expect(await check(`Bearer ${key}`)).toBe('ok');
+    // As `npm run admin -- key revoke` does.
+    await authz.store.saveKey({ ...(await authz.store.getKey(id))!, revoked: true });
+    now = NOW + TTL_MS - 1;
+    expect(await check(`Bearer ${key}`)).toBe('ok');
+    now = NOW + TTL_MS;
+    expect(await check(`Bearer ${key}`)).toBe('revoked_api_key');
+  });
+
+  it('refuses an expired key at once, even when its record is cached', async () => {
+    now = NOW;
+    const { key } = await addKey(authz.store, 'acme', { expiresAt: NOW + 500 });
+    expect(await check(`Bearer ${key}`)).toBe('ok');
+    now = NOW + 500;
+    await monitor.take();
+    expect(await check(`Bearer ${key}`)).toBe('expired_api_key');
+    expect(await monitor.take()).toEqual([]);
+  });
+
+  it('caches an unknown key id: the second Check reaches no Redis at all', async () => {
+    now = NOW;
+    expect(await check(UNKNOWN)).toBe('invalid_api_key');
+    await monitor.take();
+    expect(await check(UNKNOWN)).toBe('invalid_api_key');
+    expect(await monitor.take()).toEqual([]);
+  });
+});
+
+describe('Check with the key cache while Redis is unavailable', () => {
+  it('stays fail closed: cached and uncached keys are UNAVAILABLE; a cached refusal is still a refusal', async () => {
+    const prefix = testPrefix();
+    const proxy = await startRedisProxy();
+    const authz = await startAuthz(testConfig(prefix, { redisUrl: proxy.url, redisTimeoutMs: 1000, keyCacheTtlMs: TTL_MS }), { clock: () => NOW });
+    const status = (authorization: string) =>
+      authz.check(envoyCheck({ authorization, model: TEST_MODEL })).then(problemCode, (error: grpc.ServiceError) => error.code);
+    try {
+      await addOrg(authz.store, 'acme');
+      const cached = await addKey(authz.store, 'acme');
+      const uncached = await addKey(authz.store, 'acme');
+      expect(await status(`Bearer ${cached.key}`)).toBe('ok');
+      expect(await status(UNKNOWN)).toBe('invalid_api_key');
+      proxy.stall();
+      const lookupKey = vi.spyOn(authz.store, 'lookupKey');
+      // The record is cached, but the rate limit needs Redis: nothing is let through unchecked.
+      expect(await status(`Bearer ${cached.key}`)).toBe(grpc.status.UNAVAILABLE);
+      expect(await status(`Bearer ${uncached.key}`)).toBe(grpc.status.UNAVAILABLE);
+      // The fault was not cached: the same key asks Redis again (and is still UNAVAILABLE).
+      expect(await status(`Bearer ${uncached.key}`)).toBe(grpc.status.UNAVAILABLE);
+      expect(lookupKey).toHaveBeenCalledTimes(2);
+      expect(await status(UNKNOWN)).toBe('invalid_api_key');
+    } finally {
+      await proxy.stop();
+      await authz.stop();
+      const cleanup = await connectedStore(prefix);
+      await cleanup.purge();
+      await cleanup.close();
+    }
+  });
+});
