@@ -4,6 +4,8 @@
  * run embeds the same strings; no real patient data is involved.
  */
 
+import { seededRandom } from '../scripts/seeded-random.js';
+
 /** The two text shapes the issue asks for. */
 export type TextKind = 'short' | 'note';
 
@@ -42,18 +44,6 @@ const EXAM = [
   'Neuro: alert and oriented x2, strength 4/5 in the left upper extremity.',
 ];
 
-/** Seeded PRNG (mulberry32): the same seed gives the same texts in every run. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function pick<T>(rand: () => number, list: readonly T[]): T {
   return list[Math.floor(rand() * list.length)] as T;
 }
@@ -86,6 +76,6 @@ function note(rand: () => number): string {
 
 /** `count` deterministic texts of one kind; different seeds give different (but fixed) sets. */
 export function clinicalTexts(kind: TextKind, count: number, seed = 1): string[] {
-  const rand = seeded(seed * 7919 + (kind === 'short' ? 1 : 2));
+  const rand = seededRandom(seed * 7919 + (kind === 'short' ? 1 : 2));
   return Array.from({ length: count }, () => (kind === 'short' ? shortSentence(rand) : note(rand)));
 }

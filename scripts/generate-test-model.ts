@@ -17,6 +17,7 @@ import { join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import protobuf from "protobufjs";
 import { bertBaseUncasedVocab, buildWordPieceTokenizerJson, writeJsonFile } from "./wordpiece-tokenizer-json.ts";
+import { seededRandom } from "./seeded-random.ts";
 
 export const TEST_MODEL = {
   id: "test-bert-1024",
@@ -140,18 +141,6 @@ const INT64 = 7;
 const ATTR_FLOAT = 1;
 const ATTR_INT = 2;
 
-/** mulberry32: small, fast, deterministic PRNG. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 interface Tensor {
   name: string;
   dims: number[];
@@ -197,7 +186,7 @@ function valueInfo(name: string, elemType: number, dims: Array<string | number>)
 /** Builds the ONNX ModelProto bytes. */
 export function buildTestModel(): Uint8Array {
   const { vocabSize, maxPositions, typeVocabSize, hidden: H, outDim, seed } = TEST_MODEL;
-  const next = rng(seed);
+  const next = seededRandom(seed);
   const initializer: Tensor[] = [
     randomTensor("word_embeddings", [vocabSize, H], next, 1),
     randomTensor("position_embeddings", [maxPositions, H], next, 0.5),
