@@ -4,7 +4,7 @@
  * the embedder's `x-usage-total-tokens`. Only identifiers and counts are read, never text.
  */
 import type { HTTPAccessLogEntry__Output } from '../../generated/envoy/data/accesslog/v3/HTTPAccessLogEntry.js';
-import type { UsageRecord } from '../store/redis.js';
+import type { UsageRecord } from '../store/records.js';
 import { IDENTITY_HEADERS, USAGE_TOKENS_HEADER } from '../headers.js';
 const BILLED_PATH = '/v1/embeddings';
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._\/-]{0,127}$/;

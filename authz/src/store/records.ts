@@ -91,15 +91,19 @@ function parseList(raw: string | undefined): string[] {
   }
 }
 
-/** One recorded request, as the usage stream holds it. */
-export interface UsageEntry {
-  readonly streamId: string;
+/** What one successful request used, as recorded. */
+export interface UsageRecord {
   readonly org: string;
   readonly keyId: string;
   readonly model: string;
   readonly requestId: string;
   readonly tokens: number;
   readonly time: number;
+}
+
+/** One recorded request, as the usage stream holds it. */
+export interface UsageEntry extends UsageRecord {
+  readonly streamId: string;
 }
 
 /** A usage stream entry's fields to a UsageEntry. */

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import type { KeyRecord, OrgRecord } from '../policy/access.js';
 import { PERIOD_MS, type LimitOutcome, type LimitReason, type Limits } from '../policy/limits.js';
-import { decodeKey, decodeOrg, decodeUsage, encodeKey, encodeOrg, fromPairs, layout, utcDay, type Layout, type UsageEntry } from './records.js';
+import { decodeKey, decodeOrg, decodeUsage, encodeKey, encodeOrg, fromPairs, layout, utcDay, type Layout, type UsageEntry, type UsageRecord } from './records.js';
 
 export interface StoreOptions {
   readonly url: string;
@@ -24,15 +24,6 @@ export class StoreUnavailableError extends Error {
   }
 }
 
-/** What one successful request used, as recorded. */
-export interface UsageRecord {
-  readonly org: string;
-  readonly keyId: string;
-  readonly model: string;
-  readonly requestId: string;
-  readonly tokens: number;
-  readonly time: number;
-}
 
 export interface UsageQuery {
   readonly org?: string;
