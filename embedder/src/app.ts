@@ -11,12 +11,16 @@ import type { EmbeddingEngine } from './engine.js';
 import { BODY_LIMIT_BYTES, ProblemError, handleError, handleNotFound, sendProblem } from './errors.js';
 import { createEmbeddingsHandler } from './handlers/embeddings.js';
 import { getHealth, readyHandler } from './handlers/health.js';
+import { metricsHandler } from './handlers/metrics.js';
+import type { EmbedderMetrics } from './metrics.js';
 import { JSON_MEDIA_TYPE, registerMethodNotAllowed, registerOperations } from './openapi-routes.js';
-import { CountsOnlyLogController, safeSerializers } from './request-log.js';
+import { CountsOnlyLogController, outcomeOf, safeSerializers } from './request-log.js';
 
 export interface AppDeps {
   readonly config: Pick<EmbedderConfig, 'logLevel' | 'retryAfterSeconds'>;
   readonly engine: EmbeddingEngine;
+  /** This app's metrics (its own registry); the engine's batches should report to the same. */
+  readonly metrics: EmbedderMetrics;
   /** Where log lines go (tests capture them); stdout when absent. */
   readonly logStream?: DestinationStream;
   /** The clock for `created`; tests pass a fixed one. */
@@ -59,6 +63,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.addHook('onResponse', async (request, reply) => {
+    deps.metrics.observeRequest({
+      route: request.routeOptions.url,
+      method: request.method,
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+      ...outcomeOf(request),
+    });
+  });
+  deps.metrics.watchQueue(() => ({ inputs: deps.engine.queuedInputs(), tokens: deps.engine.queuedTokens() }));
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
@@ -68,5 +82,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   });
   app.get('/ready', readyHandler(deps.engine, deps.config.retryAfterSeconds));
   registerMethodNotAllowed(app, '/ready', ['GET']);
+  app.get('/metrics', metricsHandler(deps.metrics));
+  registerMethodNotAllowed(app, '/metrics', ['GET']);
   return app;
 }

@@ -19,6 +19,16 @@ export interface BatchLimits {
   readonly maxQueueTokens: number;
 }
 
+/** What one model call was: inputs, padded tokens (longest × inputs) and its duration. */
+export interface BatchStats {
+  readonly size: number;
+  readonly paddedTokens: number;
+  readonly seconds: number;
+}
+
+/** Told of every model call (metrics); must not throw. */
+export type BatchObserver = (stats: BatchStats) => void;
+
 /** Being full is a value, not an error; model faults reject the promise. */
 export type SubmitOutcome =
   | { readonly ok: true; readonly vectors: Float32Array[] }
@@ -68,14 +78,23 @@ export function selectBatch(lengths: readonly number[], limits: Pick<BatchLimits
 /** The bounded queue and the loop that feeds the model one batch at a time. */
 export class Batcher {
   private queue: Entry[] = [];
-  private queuedTokens = 0;
+  private tokensQueued = 0;
   private running = false;
 
-  constructor(private readonly embed: EmbedRows, private readonly limits: BatchLimits) {}
+  constructor(
+    private readonly embed: EmbedRows,
+    private readonly limits: BatchLimits,
+    private readonly onBatch: BatchObserver = () => undefined,
+  ) {}
 
   /** Inputs waiting (not yet handed to the model). */
   get queuedInputs(): number {
     return this.queue.length;
+  }
+
+  /** Tokens of the inputs waiting. */
+  get queuedTokens(): number {
+    return this.tokensQueued;
   }
 
   /**
@@ -86,7 +105,7 @@ export class Batcher {
     const tokens = rows.reduce((sum, row) => sum + row.length, 0);
     const fits =
       this.queue.length + rows.length <= this.limits.maxQueueInputs &&
-      this.queuedTokens + tokens <= this.limits.maxQueueTokens;
+      this.tokensQueued + tokens <= this.limits.maxQueueTokens;
     if (!fits && this.queue.length > 0) return Promise.resolve({ ok: false, reason: 'overloaded' });
     if (rows.length === 0) return Promise.resolve({ ok: true, vectors: [] });
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'cancelled' });
@@ -106,7 +125,7 @@ export class Batcher {
         },
       };
       rows.forEach((row, index) => this.queue.push({ job, index, row }));
-      this.queuedTokens += tokens;
+      this.tokensQueued += tokens;
       signal?.addEventListener('abort', () => this.drop(job, { ok: false, reason: 'cancelled' }), { once: true });
       this.pump();
     });
@@ -117,12 +136,15 @@ export class Batcher {
     const picked = new Set(selectBatch(this.queue.map((e) => e.row.length), this.limits));
     const batch = this.queue.filter((_, i) => picked.has(i));
     this.queue = this.queue.filter((_, i) => !picked.has(i));
-    for (const entry of batch) this.queuedTokens -= entry.row.length;
+    for (const entry of batch) this.tokensQueued -= entry.row.length;
     this.running = true;
+    const started = performance.now();
     this.embed(batch.map((e) => e.row))
       .then((vectors) => this.deliver(batch, vectors))
       .catch((err: unknown) => this.failBatch(batch, err instanceof Error ? err : new Error(String(err))))
       .finally(() => {
+        const longest = Math.max(...batch.map((e) => e.row.length));
+        this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: (performance.now() - started) / 1000 });
         this.running = false;
         this.pump();
       });
@@ -157,7 +179,7 @@ export class Batcher {
   private removeQueued(job: Job): void {
     this.queue = this.queue.filter((entry) => {
       if (entry.job !== job) return true;
-      this.queuedTokens -= entry.row.length;
+      this.tokensQueued -= entry.row.length;
       return false;
     });
   }

@@ -3,7 +3,7 @@
  * `EmbeddingEngine` interface; refusals (too long, overloaded, not ready) are values.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { Batcher, type BatchLimits, type EmbedRows } from './batcher.js';
+import { Batcher, type BatchLimits, type BatchObserver, type EmbedRows } from './batcher.js';
 import { admitInput, contextLengthMessage, instructed, type TruncationPolicy } from './tokens.js';
 import { API_DIMENSIONS, readManifest, type ModelManifest } from './model/manifest.js';
 import { startModelRunner } from './model/runner.js';
@@ -32,6 +32,8 @@ export interface EmbeddingEngine {
   isReady(): boolean;
   /** Inputs waiting for the model (not counting the batch it is running). */
   queuedInputs(): number;
+  /** Tokens of those inputs. */
+  queuedTokens(): number;
   embed(request: EmbedRequest): Promise<EmbedOutcome>;
   close(): Promise<void>;
 }
@@ -44,6 +46,8 @@ export interface EngineParts {
   readonly limits: BatchLimits;
   readonly isReady: () => boolean;
   readonly close?: () => Promise<void>;
+  /** Told of every model call (metrics). */
+  readonly onBatch?: BatchObserver;
 }
 
 /** Tokenizing 1,000 long inputs takes about a second; yielding this often keeps /health prompt. */
@@ -52,12 +56,13 @@ const TOKENIZE_SLICE_MS = 10;
 /** Composes an engine from its parts (tests pass a fake `embedRows`). */
 export function createEngine(parts: EngineParts): EmbeddingEngine {
   const { manifest, tokenizer } = parts;
-  const batcher = new Batcher(parts.embedRows, parts.limits);
+  const batcher = new Batcher(parts.embedRows, parts.limits, parts.onBatch);
   return {
     modelId: parts.modelId,
     maxTokens: manifest.maxTokens,
     isReady: parts.isReady,
     queuedInputs: () => batcher.queuedInputs,
+    queuedTokens: () => batcher.queuedTokens,
     async embed(request) {
       if (!parts.isReady()) return { kind: 'not_ready' };
       const rows: number[][] = [];
@@ -89,11 +94,19 @@ export interface LoadedEngine {
   readonly ready: Promise<void>;
 }
 
+/** Callbacks for what happens inside the engine. */
+export interface EngineHooks {
+  /** The model worker died or failed to load. */
+  readonly onFatal?: (err: Error) => void;
+  /** Every model call (metrics). */
+  readonly onBatch?: BatchObserver;
+}
+
 /**
  * Reads the manifest and tokenizer now (fast, and errors should stop start-up) and starts the
  * model worker; the engine answers `not_ready` until the session is loaded.
  */
-export function loadEngine(config: EmbedderConfig, onFatal?: (err: Error) => void): LoadedEngine {
+export function loadEngine(config: EmbedderConfig, hooks: EngineHooks = {}): LoadedEngine {
   const manifest = readManifest(config.modelDir);
   const tokenizer = loadTokenizer(config.modelDir);
   let ready = false;
@@ -105,7 +118,7 @@ export function loadEngine(config: EmbedderConfig, onFatal?: (err: Error) => voi
     outDimensions: API_DIMENSIONS,
     onFatal: (err) => {
       dead = true;
-      onFatal?.(err);
+      hooks.onFatal?.(err);
     },
   });
   const loaded = runner.loaded.then(() => {
@@ -125,6 +138,7 @@ export function loadEngine(config: EmbedderConfig, onFatal?: (err: Error) => voi
     },
     isReady: () => ready && !dead,
     close: () => runner.close(),
+    onBatch: hooks.onBatch,
   });
   return { engine, manifest, ready: loaded };
 }

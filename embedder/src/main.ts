@@ -6,16 +6,19 @@
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { loadEngine } from './engine.js';
+import { createEmbedderMetrics } from './metrics.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   let stopping = false;
-  const { engine, manifest, ready } = loadEngine(config, (err) => {
+  const metrics = createEmbedderMetrics();
+  const onFatal = (err: Error): void => {
     if (stopping) return;
     app.log.fatal({ err: { message: err.message } }, 'model worker failed; exiting');
     process.exit(1);
-  });
-  const app = buildApp({ config, engine });
+  };
+  const { engine, manifest, ready } = loadEngine(config, { onFatal, onBatch: metrics.observeBatch });
+  const app = buildApp({ config, engine, metrics });
 
   ready.then(
     () => app.log.info({ model: engine.modelId, pooling: manifest.pooling, nativeDimensions: manifest.nativeDimensions }, 'model ready'),

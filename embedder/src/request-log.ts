@@ -18,6 +18,11 @@ export function noteOutcome(request: FastifyRequest, facts: RequestOutcome): voi
   outcomes.set(request, { ...outcomes.get(request), ...facts });
 }
 
+/** The safe facts noted for `request` so far (metrics read them when it completes). */
+export function outcomeOf(request: FastifyRequest): RequestOutcome {
+  return outcomes.get(request) ?? {};
+}
+
 /**
  * Replaces Fastify's request lines (which carry the raw URL) with one line per request at
  * completion, holding only the safe facts above.

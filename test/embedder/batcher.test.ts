@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher, selectBatch, type BatchLimits } from '../../embedder/src/batcher.js';
+import { Batcher, selectBatch, type BatchLimits, type BatchStats } from '../../embedder/src/batcher.js';
 
 const LIMITS: BatchLimits = { maxBatchTokens: 40, maxBatchSize: 4, maxQueueInputs: 12, maxQueueTokens: 200 };
 
@@ -92,6 +92,7 @@ describe('Batcher', () => {
     const queued = batcher.submit([row(2), row(3)]);
     expect(await batcher.submit([row(4), row(5)])).toEqual({ ok: false, reason: 'overloaded' });
     expect(batcher.queuedInputs).toBe(2);
+    expect(batcher.queuedTokens).toBe(6);
     const fits = batcher.submit([row(6)]);
     for (let i = 0; i < 2; i++) await model.release();
     expect((await running).ok && (await queued).ok && (await fits).ok).toBe(true);
@@ -134,8 +135,25 @@ describe('Batcher', () => {
     gone.abort();
     expect(await abandoned).toEqual({ ok: false, reason: 'cancelled' });
     expect(batcher.queuedInputs).toBe(0);
+    expect(batcher.queuedTokens).toBe(0);
     await model.release();
     expect((await running).ok).toBe(true);
     expect(model.calls).toHaveLength(1);
+  });
+
+  it('reports each model call: inputs and padded tokens (longest × inputs), failed calls too', async () => {
+    const model = fakeModel();
+    const reports: BatchStats[] = [];
+    const batcher = new Batcher(model.embed, LIMITS, (stats) => reports.push(stats));
+    const first = batcher.submit([row(1, 5)]);
+    const second = batcher.submit([row(2, 4), row(3, 9), row(4, 2)]); // queued while the first runs: one batch
+    expect(batcher.queuedTokens).toBe(15);
+    const secondFails = expect(second).rejects.toThrow('boom');
+    await model.release();
+    await model.release(new Error('boom'));
+    expect((await first).ok).toBe(true);
+    await secondFails;
+    expect(reports.map(({ size, paddedTokens }) => ({ size, paddedTokens }))).toEqual([{ size: 1, paddedTokens: 5 }, { size: 3, paddedTokens: 27 }]);
+    for (const { seconds } of reports) expect(seconds).toBeGreaterThanOrEqual(0);
   });
 });

@@ -5,9 +5,10 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { buildApp } from '../../embedder/src/app.js';
 import { createEngine } from '../../embedder/src/engine.js';
+import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
 import { readManifest } from '../../embedder/src/model/manifest.js';
 import { loadTokenizer } from '../../embedder/src/model/tokenizer.js';
-import { TEST_MODEL_ID, ensureTestModel, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+import { TEST_MODEL_ID, ensureTestModel, metricValue, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
 
 const post = (embedder: TestEmbedder, input: string[]) =>
   embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: TEST_MODEL_ID, input, encoding_format: 'base64' } });
@@ -21,7 +22,7 @@ describe('before the model is loaded', () => {
       limits: { maxBatchTokens: 16_384, maxBatchSize: 32, maxQueueInputs: 100, maxQueueTokens: 10_000 },
       isReady: () => false,
     });
-    const app = buildApp({ config: { logLevel: 'silent', retryAfterSeconds: 7 }, engine });
+    const app = buildApp({ config: { logLevel: 'silent', retryAfterSeconds: 7 }, engine, metrics: createEmbedderMetrics() });
     expect((await app.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
     for (const res of [
       await app.inject({ method: 'GET', url: '/ready' }),
@@ -47,13 +48,22 @@ describe('with a small queue', () => {
   it('a full queue answers 503 overloaded with retry-after, and serves again once drained', async () => {
     // Admitted although over the bound, because the queue was empty; one input a batch keeps it queued.
     const busy = post(embedder, Array.from({ length: 200 }, (_, i) => `note ${i}`)).then((res) => res);
-    await vi.waitFor(() => expect(embedder.engine.queuedInputs()).toBeGreaterThan(10));
+    // Read through the queue gauges, which proves they follow the batcher.
+    await vi.waitFor(async () => {
+      const exposition = await scrapeMetrics(embedder.app);
+      expect(metricValue(exposition, 'embedder_queue_inputs')).toBeGreaterThan(10);
+      expect(metricValue(exposition, 'embedder_queue_tokens')).toBeGreaterThan(10);
+    });
     const refused = await post(embedder, ['one more']);
     expect(refused.statusCode).toBe(503);
     expect(refused.json()).toMatchObject({ code: 'overloaded', title: 'Service overloaded' });
     expect(refused.headers['retry-after']).toBe('2');
+    expect(metricValue(await scrapeMetrics(embedder.app), 'embedder_overloaded_total')).toBe(1);
     expect((await busy).statusCode).toBe(200);
     expect((await post(embedder, ['one more'])).statusCode).toBe(200);
+    const after = await scrapeMetrics(embedder.app);
+    expect(metricValue(after, 'embedder_queue_inputs')).toBe(0);
+    expect(metricValue(after, 'embedder_queue_tokens')).toBe(0);
   });
 
 });

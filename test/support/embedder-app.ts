@@ -10,6 +10,7 @@ import type { DestinationStream } from 'pino';
 import { buildApp } from '../../embedder/src/app.js';
 import { loadConfig } from '../../embedder/src/config.js';
 import { loadEngine, type EmbeddingEngine } from '../../embedder/src/engine.js';
+import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
 
 export const TEST_MODEL_DIR = resolve('.local/models/test');
 export const DEFAULT_MODEL_DIR = resolve('.local/models/default');
@@ -34,10 +35,12 @@ export async function startTestEmbedder(
   options: { env?: Record<string, string>; logStream?: DestinationStream; now?: () => number } = {},
 ): Promise<TestEmbedder> {
   const config = loadConfig({ MODEL_DIR: modelDir, LOG_LEVEL: 'info', ORT_INTRA_OP_THREADS: '2', ...options.env });
-  const { engine, ready } = loadEngine(config);
+  const metrics = createEmbedderMetrics();
+  const { engine, ready } = loadEngine(config, { onBatch: metrics.observeBatch });
   const app = buildApp({
     config,
     engine,
+    metrics,
     ...(options.logStream ? { logStream: options.logStream } : { config: { ...config, logLevel: 'silent' } }),
     ...(options.now ? { now: options.now } : {}),
   });
@@ -56,4 +59,26 @@ export async function startTestEmbedder(
 export function captureLogs(): { stream: DestinationStream; text(): string } {
   const lines: string[] = [];
   return { stream: { write: (line: string) => void lines.push(line) }, text: () => lines.join('') };
+}
+
+/**
+ * The value of one sample in a Prometheus text exposition: the line named `name` whose labels
+ * are exactly `labels` (in any order); undefined when there is none.
+ */
+export function metricValue(exposition: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  const want = JSON.stringify(Object.entries(labels).sort());
+  for (const line of exposition.split('\n')) {
+    const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!match || match[1] !== name) continue;
+    const found = [...(match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)].map((m) => [m[1], m[2]]);
+    if (JSON.stringify(found.sort()) === want) return Number(match[3]);
+  }
+  return undefined;
+}
+
+/** Scrapes the app's GET /metrics. */
+export async function scrapeMetrics(app: FastifyInstance): Promise<string> {
+  const res = await app.inject({ method: 'GET', url: '/metrics' });
+  if (res.statusCode !== 200) throw new Error(`GET /metrics answered ${res.statusCode}`);
+  return res.body;
 }

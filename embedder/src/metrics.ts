@@ -1,0 +1,105 @@
+/**
+ * Prometheus metrics: the only importer of prom-client. Each app gets its own Registry (never
+ * the global default), so tests and several apps in one process do not collide.
+ *
+ * Invariant: no label is ever derived from request content. Routes are templates (unmatched
+ * paths share one label), methods come from a fixed list, codes from the problem catalogue;
+ * the model, the URL and the input text are never labels.
+ */
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { BatchStats } from './batcher.js';
+
+/** What the app learned about one finished request (all safe: counts, template, code). */
+export interface RequestFacts {
+  /** The matched route template (Fastify style), or undefined when no route matched. */
+  readonly route: string | undefined;
+  readonly method: string;
+  readonly status: number;
+  readonly seconds: number;
+  /** Catalogue problem code; absent on success. */
+  readonly code?: string | undefined;
+  readonly inputs?: number | undefined;
+  readonly tokens?: number | undefined;
+}
+
+/** Inputs and tokens waiting for the model. */
+export interface QueueDepth {
+  readonly inputs: number;
+  readonly tokens: number;
+}
+
+export interface EmbedderMetrics {
+  /** The exposition format's content type, from the registry. */
+  readonly contentType: string;
+  observeRequest(facts: RequestFacts): void;
+  /** One model call; bound, so it can be handed to the engine as a callback. */
+  readonly observeBatch: (stats: BatchStats) => void;
+  /** Where the queue gauges read from at scrape time. */
+  watchQueue(read: () => QueueDepth): void;
+  /** The text exposition of every metric. */
+  render(): Promise<string>;
+}
+
+/** The label every request that matched no route shares (a raw path could carry anything). */
+export const UNMATCHED_ROUTE = 'unmatched';
+
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'DELETE', 'OPTIONS', 'PATCH', 'TRACE', 'CONNECT']);
+
+/** A route label: the template in OpenAPI style (`:id` → `{id}`), or "unmatched". */
+export function routeLabel(template: string | undefined): string {
+  if (template === undefined || template === '') return UNMATCHED_ROUTE;
+  return template.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
+}
+
+/** A method label from a fixed list ("other" for anything else), so the label set stays bounded. */
+export function methodLabel(method: string): string {
+  return KNOWN_METHODS.has(method) ? method : 'other';
+}
+
+/** The labels of `embedder_requests_total` for one request (pure). */
+export function requestLabels(facts: RequestFacts): { route: string; method: string; status: string; code: string } {
+  return { route: routeLabel(facts.route), method: methodLabel(facts.method), status: String(facts.status), code: facts.code ?? '' };
+}
+
+/** Builds the metrics on a fresh Registry, with Node's default process metrics. */
+export function createEmbedderMetrics(): EmbedderMetrics {
+  const register = new Registry();
+  const registers = [register];
+  collectDefaultMetrics({ register });
+  const requests = new Counter({ name: 'embedder_requests_total', help: 'Requests by route template, method, status and problem code ("" on success).', labelNames: ['route', 'method', 'status', 'code'], registers });
+  const duration = new Histogram({ name: 'embedder_request_duration_seconds', help: 'Request duration by route template and status.', labelNames: ['route', 'status'], registers });
+  const inputs = new Counter({ name: 'embedder_inputs_total', help: 'Inputs embedded (200 responses).', registers });
+  const tokens = new Counter({ name: 'embedder_tokens_total', help: 'Tokens embedded, as counted in usage (200 responses).', registers });
+  const overloaded = new Counter({ name: 'embedder_overloaded_total', help: 'Requests refused with 503 overloaded (queue full).', registers });
+  const batchSize = new Histogram({ name: 'embedder_batch_size', help: 'Inputs per model call.', buckets: [1, 2, 4, 8, 16, 32, 64, 128], registers });
+  const batchPadded = new Histogram({ name: 'embedder_batch_padded_tokens', help: 'Padded tokens (longest input x inputs) per model call.', buckets: [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384], registers });
+  const inference = new Histogram({ name: 'embedder_inference_duration_seconds', help: 'Duration of one model call (one batch).', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers });
+
+  let readQueue: () => QueueDepth = () => ({ inputs: 0, tokens: 0 });
+  // Read at scrape time: the batcher's counts are exact, so nothing updates on every change.
+  new Gauge({ name: 'embedder_queue_inputs', help: 'Inputs waiting for the model.', registers, collect() { this.set(readQueue().inputs); } });
+  new Gauge({ name: 'embedder_queue_tokens', help: 'Tokens waiting for the model.', registers, collect() { this.set(readQueue().tokens); } });
+
+  return {
+    contentType: register.contentType,
+    observeRequest(facts) {
+      const labels = requestLabels(facts);
+      requests.inc(labels);
+      duration.observe({ route: labels.route, status: labels.status }, facts.seconds);
+      if (facts.code === 'overloaded') overloaded.inc();
+      if (facts.status === 200 && facts.inputs !== undefined && facts.tokens !== undefined) {
+        inputs.inc(facts.inputs);
+        tokens.inc(facts.tokens);
+      }
+    },
+    observeBatch: (stats) => {
+      batchSize.observe(stats.size);
+      batchPadded.observe(stats.paddedTokens);
+      inference.observe(stats.seconds);
+    },
+    watchQueue(read) {
+      readQueue = read;
+    },
+    render: () => register.metrics(),
+  };
+}
