@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+export { freePort } from '../scripts/free-port.ts';
 
 /** A started service process and the tail of its output (for start-up failures). */
 export interface Service {
@@ -64,19 +64,6 @@ export function startService(name: string, command: string, args: string[], env:
   const service: Service = { name, child, pid: child.pid, output: () => tail };
   started.add(service);
   return service;
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1. */
-export async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 /** Polls `probe` until it resolves true or `timeoutMs` passes; fails with the service's output. */

@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { createServer } from 'node:net';
+export { freePort } from '../../scripts/free-port.js';
 
 export interface ManagedProcess {
   readonly name: string;
@@ -66,19 +66,6 @@ export function startTsProcess(options: Omit<StartOptions, 'command' | 'args'> &
     ...options,
     command: process.execPath,
     args: ['--import', 'tsx', options.entry, ...(options.args ?? [])],
-  });
-}
-
-/** A TCP port that was free a moment ago on 127.0.0.1 (for services that cannot report port 0). */
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address ? address.port : 0;
-      server.close(() => resolve(port));
-    });
   });
 }
 
