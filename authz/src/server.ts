@@ -1,16 +1,17 @@
 /**
- * Builds the authz gRPC server: Authorization/Check, AccessLogService/StreamAccessLogs and
- * grpc.health.v1.Health on one server. Returns it unstarted; only main.ts binds a port.
+ * Builds the authz gRPC server: Authorization/Check (Envoy), Admission (the embedder) and
+ * grpc.health.v1.Health on one server, sharing one key cache. Returns it unstarted; only
+ * main.ts binds a port.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Logger } from 'pino';
 import type { AuthzConfig } from './config.js';
+import { createAdmissionHandlers } from './admission.js';
 import { createCheckHandler } from './check.js';
 import { createHealthHandlers } from './health.js';
 import { KeyCache } from './key-cache.js';
 import { protos } from './protos.js';
 import type { RedisStore } from './store/redis.js';
-import { createUsageHandler } from './usage.js';
 
 export interface ServerDeps {
   readonly config: AuthzConfig;
@@ -26,12 +27,11 @@ export function createServer(deps: ServerDeps): grpc.Server {
   const { config, store, log } = deps;
   const loaded = protos();
   const server = new grpc.Server();
+  const keyCache = new KeyCache(config.keyCacheTtlMs);
   server.addService(loaded.envoy.service.auth.v3.Authorization.service, {
-    Check: createCheckHandler({ config, store, clock, log, keyCache: new KeyCache(config.keyCacheTtlMs) }),
+    Check: createCheckHandler({ config, store, clock, log, keyCache }),
   });
-  server.addService(loaded.envoy.service.accesslog.v3.AccessLogService.service, {
-    StreamAccessLogs: createUsageHandler({ store, defaultTpm: config.defaultTpm, clock, log }),
-  });
+  server.addService(loaded.ctg.admission.v1.Admission.service, createAdmissionHandlers({ config, store, clock, log, keyCache }));
   server.addService(loaded.grpc.health.v1.Health.service, createHealthHandlers(store));
   return server;
 }

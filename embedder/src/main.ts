@@ -3,6 +3,7 @@
  * once, so /health answers while the model loads (/ready and /v1 say model_not_ready until then).
  * Stops gracefully on SIGTERM/SIGINT: in-flight requests finish, then the worker ends.
  */
+import { createAdmissionClient } from './admission-client.js';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { loadEngine } from './engine.js';
@@ -18,7 +19,10 @@ async function main(): Promise<void> {
     process.exit(1);
   };
   const { engine, manifest, ready } = loadEngine(config, { onFatal, onBatch: metrics.observeBatch });
-  const app = buildApp({ config, engine, metrics });
+  const admission = createAdmissionClient({
+    address: config.authzAddress, timeoutMs: config.admissionTimeoutMs, recordAttempts: config.admissionRecordAttempts,
+  });
+  const app = buildApp({ config, engine, metrics, admission });
 
   ready.then(
     () => app.log.info({ model: engine.modelId, pooling: manifest.pooling, nativeDimensions: manifest.nativeDimensions }, 'model ready'),
@@ -33,6 +37,7 @@ async function main(): Promise<void> {
     stopping = true;
     app.log.info({ signal }, 'shutting down');
     await app.close();
+    admission.close();
     await engine.close();
     process.exit(0);
   };

@@ -142,7 +142,7 @@ export async function startEmbedder(
   const embedder = startTsProcess({
     name: 'embedder', entry: join(repoRoot, 'embedder/src/main.ts'), cwd: repoRoot,
     env: {
-      EMBEDDER_HOST: '127.0.0.1', EMBEDDER_PORT: String(ports.embedder),
+      EMBEDDER_HOST: '127.0.0.1', EMBEDDER_PORT: String(ports.embedder), AUTHZ_ADDRESS: `127.0.0.1:${ports.authz}`,
       MODEL_DIR: svc.modelDir, MODEL_ID: svc.modelId, ...overrides,
     },
     logFile: join(dirs.logDir, 'embedder.log'),

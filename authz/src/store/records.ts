@@ -16,6 +16,8 @@ export function layout(prefix: string) {
     tokenBucket: (org: string, model: string) => `${prefix}rl:tok:${org}:${model}`,
     usageStream: `${prefix}usage`,
     usageDaily: (org: string, day: string) => `${prefix}usage:daily:${org}:${day}`,
+    /** Marks an admission as recorded, so a retried Record never counts twice. */
+    usageRecorded: (admissionId: string) => `${prefix}usage:recorded:${admissionId}`,
   };
 }
 

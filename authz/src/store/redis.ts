@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import type { KeyRecord, OrgRecord } from '../policy/access.js';
-import { PERIOD_MS, type LimitOutcome, type LimitReason, type Limits } from '../policy/limits.js';
+import { PERIOD_MS, type AdmissionDecision, type LimitOutcome, type LimitReason, type Limits } from '../policy/limits.js';
 import { decodeKey, decodeOrg, decodeUsage, encodeKey, encodeOrg, fromPairs, layout, utcDay, type Layout, type UsageEntry, type UsageRecord } from './records.js';
 
 export interface StoreOptions {
@@ -34,11 +34,16 @@ export interface UsageQuery {
 interface Scripts {
   lookupKey(key: string, prefix: string): Promise<[string[], string[]]>;
   checkLimits(requests: string, tokens: string, now: number, rpm: number, tpm: number, period: number): Promise<number[]>;
-  recordUsage(stream: string, daily: string, tokens: string, org: string, ...args: Array<string | number>): Promise<number>;
+  admitTokens(bucket: string, now: number, tpm: number, cost: number, period: number): Promise<number[]>;
+  refundTokens(bucket: string, now: number, tpm: number, cost: number, period: number): Promise<number>;
+  recordUsage(mark: string, stream: string, daily: string, ...args: Array<string | number>): Promise<number>;
 }
 
 const script = (name: string): string => readFileSync(new URL(`./${name}.lua`, import.meta.url), 'utf8');
 const REASONS: readonly LimitReason[] = ['none', 'requests', 'tokens'];
+const ADMISSION_OUTCOMES: readonly AdmissionDecision['outcome'][] = ['admitted', 'over_limit', 'too_large'];
+/** A day: far beyond any retry of a Record call, short enough not to pile up. */
+const RECORDED_MARK_TTL_S = 86_400;
 
 /** Opens a store; it connects in the background and reconnects by itself. */
 export function createStore(options: StoreOptions): RedisStore {
@@ -65,7 +70,9 @@ export class RedisStore {
     redis.on('error', () => {});
     redis.defineCommand('lookupKey', { numberOfKeys: 1, lua: script('lookup-key') });
     redis.defineCommand('checkLimits', { numberOfKeys: 2, lua: script('check-limits') });
-    redis.defineCommand('recordUsage', { numberOfKeys: 4, lua: script('record-usage') });
+    redis.defineCommand('admitTokens', { numberOfKeys: 1, lua: script('admit-tokens') });
+    redis.defineCommand('refundTokens', { numberOfKeys: 1, lua: script('refund-tokens') });
+    redis.defineCommand('recordUsage', { numberOfKeys: 3, lua: script('record-usage') });
     this.redis = redis as Redis & Scripts;
   }
 
@@ -114,15 +121,31 @@ export class RedisStore {
     return { allowed: allowed === 1, reason: REASONS[reason] ?? 'requests', limits, requestsRemaining, requestsResetMs, tokensRemaining, retryAfterMs };
   }
 
-  /** Records one request's usage and debits its tokens (record-usage.lua), atomically. */
-  async recordUsage(usage: UsageRecord, defaultTpm: number): Promise<void> {
+  /** Charges a request's tokens, all or nothing (admit-tokens.lua): one atomic round trip. */
+  async admitTokens(org: string, model: string, now: number, tpm: number, cost: number): Promise<Omit<AdmissionDecision, 'tat'>> {
+    const reply = await this.guard(() => this.redis.admitTokens(this.keys.tokenBucket(org, model), now, tpm, cost, PERIOD_MS));
+    const [outcome, tokensRemaining, retryAfterMs] = reply.map(Number) as [number, number, number];
+    return { outcome: ADMISSION_OUTCOMES[outcome] ?? 'too_large', tokensRemaining, retryAfterMs };
+  }
+
+  /** Gives back an admitted request's tokens (refund-tokens.lua). */
+  async refundTokens(org: string, model: string, now: number, tpm: number, cost: number): Promise<void> {
+    await this.guard(() => this.redis.refundTokens(this.keys.tokenBucket(org, model), now, tpm, cost, PERIOD_MS));
+  }
+
+  /**
+   * Records one answered request's usage once per admission (record-usage.lua), atomically;
+   * false when it had been recorded before. The mark outlives any retry by far.
+   */
+  async recordUsage(usage: UsageRecord, admissionId: string): Promise<boolean> {
     const k = this.keys;
-    await this.guard(() =>
+    const written = await this.guard(() =>
       this.redis.recordUsage(
-        k.usageStream, k.usageDaily(usage.org, utcDay(usage.time)), k.tokenBucket(usage.org, usage.model), k.org(usage.org),
-        usage.org, usage.keyId, usage.model, usage.requestId, usage.tokens, usage.time, defaultTpm, PERIOD_MS,
+        k.usageRecorded(admissionId), k.usageStream, k.usageDaily(usage.org, utcDay(usage.time)),
+        usage.org, usage.keyId, usage.model, usage.requestId, usage.tokens, String(usage.time), RECORDED_MARK_TTL_S,
       ),
     );
+    return written === 1;
   }
 
   /** Stores a new organization; false when one with that id exists. */
