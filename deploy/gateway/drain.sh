@@ -1,0 +1,22 @@
+#!/bin/bash
+# The gateway pod's preStop hook: usage `ctg-drain ADMIN_PORT SECONDS`. Tells Envoy to drain its
+# listeners (HTTP/1.1 replies get `connection: close`, HTTP/2 gets GOAWAY, so clients move to
+# other replicas while requests in flight finish), then waits until no request is in flight or
+# SECONDS have passed. Kubernetes sends SIGTERM when this returns. The Envoy image has no curl;
+# bash's /dev/tcp talks to the loopback-only admin port.
+set -u
+port="${1:?admin port}" seconds="${2:?seconds}"
+
+admin() { # METHOD PATH -> response body on stdout
+  exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
+  printf '%s %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "$1" "$2" >&3
+  sed '1,/^\r\{0,1\}$/d' <&3
+  exec 3<&-
+}
+
+admin POST '/drain_listeners?graceful&inboundonly' >/dev/null || exit 0  # Envoy already gone
+for ((i = 0; i < seconds; i++)); do
+  active="$(admin GET '/stats?filter=^http\.gateway\.downstream_rq_active$' | sed -n 's/.*: //p')"
+  [[ "${active:-0}" == "0" ]] && exit 0
+  sleep 1
+done
