@@ -9,12 +9,12 @@ port="${1:?admin port}" seconds="${2:?seconds}"
 
 admin() { # METHOD PATH -> response body on stdout
   exec 3<>"/dev/tcp/127.0.0.1/$port" || return 1
-  printf '%s %s HTTP/1.0\r\nHost: localhost\r\n\r\n' "$1" "$2" >&3
+  printf '%s %s HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n' "$1" "$2" >&3
   sed '1,/^\r\{0,1\}$/d' <&3
   exec 3<&-
 }
 
-admin POST '/drain_listeners?graceful&inboundonly' >/dev/null || exit 0  # Envoy already gone
+admin POST '/drain_listeners?graceful' >/dev/null || exit 0  # Envoy already gone
 for ((i = 0; i < seconds; i++)); do
   active="$(admin GET '/stats?filter=^http\.gateway\.downstream_rq_active$' | sed -n 's/.*: //p')"
   [[ "${active:-0}" == "0" ]] && exit 0
