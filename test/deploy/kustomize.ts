@@ -38,8 +38,17 @@ export function parseObjects(text: string): K8sObject[] {
   return parseAllDocuments(text).map((doc) => doc.toJS() as K8sObject).filter(Boolean);
 }
 
-/** Renders an overlay, optionally with components added to it (e.g. 'istio', 'model-volume'). */
+const renders = new Map<string, string>();
+
+/** Renders an overlay, optionally with components added to it (e.g. 'istio', 'model-volume'); memoised. */
 export function renderOverlay(env: Environment, components: readonly string[] = []): string {
+  const id = [env, ...components].join('+');
+  let text = renders.get(id);
+  if (text === undefined) renders.set(id, (text = renderFresh(env, components)));
+  return text;
+}
+
+function renderFresh(env: Environment, components: readonly string[]): string {
   if (components.length === 0) return kustomize(join(kubernetesDir, 'overlays', env));
   const copy = mkdtempSync(join(tmpdir(), 'ctg-kustomize-'));
   try {
