@@ -73,6 +73,9 @@ describe('rendering and schemas', () => {
       'Service/ctg-authz', 'Service/ctg-embedder', 'Service/ctg-gateway',
     ]);
     for (const o of objects(env)) if (o.kind !== 'Namespace') expect(o.metadata.namespace, o.metadata.name).toBe(`ctg-${env}`);
+    // The namespace enforces Pod Security "restricted", so the API server refuses any pod that
+    // breaks the security invariants below, whatever a later patch does.
+    expect((find(objects(env), 'Namespace', `ctg-${env}`).metadata as any).labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
   });
 
   const STREAMS = ['staging', 'production', 'staging+istio', 'production+istio', 'staging+model-volume', 'production+model-volume'];
