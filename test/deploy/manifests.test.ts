@@ -184,6 +184,13 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     }
   });
 
+  it('Envoy\'s overload heap bound sits below its container\'s memory limit', () => {
+    const limit = find(objects(env), 'Deployment', 'ctg-gateway').spec.template.spec.containers[0].resources.limits.memory;
+    const heap = Number(envOf(objects(env), 'ctg-gateway-render-env').ENVOY_MAX_HEAP_MB) * 2 ** 20;
+    expect(heap).toBeGreaterThan(0);
+    expect(heap).toBeLessThan(bytes(limit));
+  });
+
   it('the embedder runs one ONNX Runtime thread per CPU it is given, request = limit', () => {
     const c = find(objects(env), 'Deployment', 'ctg-embedder').spec.template.spec.containers[0];
     expect(millicores(c.resources.requests.cpu)).toBe(millicores(c.resources.limits.cpu));
