@@ -16,7 +16,9 @@ admin() { # METHOD PATH -> response body on stdout
 
 admin POST '/drain_listeners?graceful' >/dev/null || exit 0  # Envoy already gone
 for ((i = 0; i < seconds; i++)); do
-  active="$(admin GET '/stats?filter=^http\.gateway\.downstream_rq_active$' | sed -n 's/.*: //p')"
-  [[ "${active:-0}" == "0" ]] && exit 0
+  # The filter ^http\.gateway\.downstream_rq_active$, percent-encoded for the request line.
+  stats="$(admin GET '/stats?filter=%5Ehttp%5C.gateway%5C.downstream_rq_active%24')" || exit 0
+  # An answer without the gauge counts as busy: wait rather than cut requests short.
+  [[ "$(sed -n 's/^http\.gateway\.downstream_rq_active: //p' <<<"$stats")" == "0" ]] && exit 0
   sleep 1
 done

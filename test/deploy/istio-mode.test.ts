@@ -6,7 +6,6 @@
  * default, the body too with includeRequestBodyInCheck. Same stance as the project's gateway:
  * fail closed, no model bypass, client-sent identity headers grant nothing.
  */
-import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -14,9 +13,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDENTITY_HEADERS } from '../../authz/src/headers.js';
 import { freePort, startProcess, waitFor, type ManagedProcess } from '../support/process.js';
 import {
-  deleteRedisKeys, envoyBinary, makeStackDir, manifestModelId, pickPorts, redisUrl, removeStackDir, repoRoot,
+  deleteRedisKeys, envoyBinary, makeStackDir, manifestModelId, pickPorts, removeStackDir, repoRoot,
   startAuthz, startEmbedder, type ServiceEnv, type StackDir, type StackPorts,
 } from '../support/stack.js';
+import { adminFor, type Admin } from './admin.js';
 import { istioLikeBootstrap } from './istio-envoy.js';
 
 const MODES = [
@@ -29,26 +29,11 @@ let ports: StackPorts;
 let svc: ServiceEnv;
 const processes: ManagedProcess[] = [];
 let authz: ManagedProcess;
+let admin: Admin;
 const listeners: Record<string, number> = {};
 let withModel: { org: string; key: string };
 let otherWithModel: { org: string; key: string };
 let withoutModel: { org: string; key: string };
-
-function admin(args: readonly string[]): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'authz/src/admin/cli.ts'), ...args], {
-    cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', REDIS_URL: redisUrl, REDIS_KEY_PREFIX: svc.redisKeyPrefix,
-      KEY_HASH_SECRET_FILE: dirs.secretFile, MODEL_ID: svc.modelId, MODEL_DIR: svc.modelDir,
-    },
-  });
-}
-
-function orgWithKey(label: string, models: readonly string[]): { org: string; key: string } {
-  const org = `${label}-${randomBytes(3).toString('hex')}`;
-  admin(['org', 'create', org, '--models', models.join(',')]);
-  return { org, key: (JSON.parse(admin(['key', 'create', '--org', org, '--json'])) as { key: string }).key };
-}
 
 async function startIstioLikeEnvoy(name: string, includeBody: boolean): Promise<void> {
   const listenerPort = await freePort();
@@ -75,9 +60,10 @@ beforeAll(async () => {
   processes.push(authz);
   processes.push(await embedder);
   for (const mode of MODES) await startIstioLikeEnvoy(mode.name, mode.includeBody);
-  withModel = orgWithKey('istio-with', [svc.modelId]);
-  otherWithModel = orgWithKey('istio-other', [svc.modelId]);
-  withoutModel = orgWithKey('istio-without', ['some-other-model']);
+  admin = adminFor(dirs, svc);
+  withModel = admin.orgWithKey('istio-with', [svc.modelId]);
+  otherWithModel = admin.orgWithKey('istio-other', [svc.modelId]);
+  withoutModel = admin.orgWithKey('istio-without', ['some-other-model']);
 });
 
 afterAll(async () => {
@@ -97,7 +83,7 @@ function embed(mode: string, headers: Record<string, string>): Promise<Response>
 const bearer = (k: { key: string }) => ({ authorization: `Bearer ${k.key}` });
 
 function usageOf(org: string): { requests: number } {
-  return JSON.parse(admin(['usage', '--org', org, '--json'])) as { requests: number };
+  return JSON.parse(admin.run(['usage', '--org', org, '--json'])) as { requests: number };
 }
 
 describe.each(MODES)('through an Istio-shaped ingress Envoy ($name)', ({ name }) => {
