@@ -191,6 +191,11 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     expect(heap).toBeLessThan(bytes(limit));
   });
 
+  it('Envoy runs one worker per CPU of its limit (it would count the node\'s cores)', () => {
+    const envoy = find(objects(env), 'Deployment', 'ctg-gateway').spec.template.spec.containers[0];
+    expect(Number(envoy.args[envoy.args.indexOf('--concurrency') + 1]) * 1000).toBe(millicores(envoy.resources.limits.cpu));
+  });
+
   it('the embedder runs one ONNX Runtime thread per CPU it is given, request = limit', () => {
     const c = find(objects(env), 'Deployment', 'ctg-embedder').spec.template.spec.containers[0];
     expect(millicores(c.resources.requests.cpu)).toBe(millicores(c.resources.limits.cpu));
