@@ -3,11 +3,10 @@
  * project's Istio mode (deploy/istio): a CUSTOM AuthorizationPolicy with an envoyExtAuthzGrpc
  * provider becomes an ext_authz filter with a gRPC service, headers only unless
  * includeRequestBodyInCheck is set, failure_mode_allow false and status_on_error from the
- * provider; the Telemetry's envoyHttpAls provider becomes an http_grpc access log. None of the
+ * provider. None of the
  * project's own filters run: no header stripping, no json_to_metadata, no body limit, no problem
  * bodies of Envoy's own. GET /health is outside the policy (notPaths), so unchecked.
  */
-import { IDENTITY_HEADERS, USAGE_TOKENS_HEADER } from '../../authz/src/headers.js';
 
 export interface IstioLikeOptions {
   readonly listenerPort: number;
@@ -53,21 +52,6 @@ function extAuthz(includeBody: boolean): object {
   };
 }
 
-function accessLog(): object {
-  return {
-    name: 'envoy.access_loggers.http_grpc',
-    typed_config: {
-      '@type': 'type.googleapis.com/envoy.extensions.access_loggers.grpc.v3.HttpGrpcAccessLogConfig',
-      common_config: {
-        log_name: 'ctg_gateway', transport_api_version: 'V3', buffer_flush_interval: '0.2s',
-        grpc_service: { envoy_grpc: { cluster_name: AUTHZ_CLUSTER, authority: AUTHZ_AUTHORITY } },
-      },
-      additional_request_headers_to_log: ['x-request-id', ...Object.values(IDENTITY_HEADERS)],
-      additional_response_headers_to_log: [USAGE_TOKENS_HEADER],
-    },
-  };
-}
-
 const unchecked = {
   'envoy.filters.http.ext_authz': { '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute', disabled: true },
 };
@@ -77,7 +61,6 @@ export function istioLikeBootstrap(o: IstioLikeOptions): string {
   const hcm = {
     '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
     stat_prefix: 'outbound_0.0.0.0_443', codec_type: 'AUTO', use_remote_address: true, normalize_path: true, merge_slashes: true,
-    access_log: [accessLog()],
     route_config: {
       name: 'https.443.https-ctg.ctg-staging.istio-system',
       virtual_hosts: [{

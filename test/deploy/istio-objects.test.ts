@@ -2,7 +2,7 @@
  * The Istio objects under deploy/istio/<env> (no Kubernetes schema covers them): required fields
  * present, and consistent with each other and with the environment's overlay — the CUSTOM policy
  * names a registered envoyExtAuthzGrpc provider that reaches authz, fails closed and sends
- * headers only; usage goes to authz through an envoyHttpAls provider logging the identity headers;
+ * headers only; no access-log provider (usage is recorded by the embedder through Admission);
  * only the public paths are routed, to the embedder.
  */
 import { readFileSync } from 'node:fs';
@@ -34,7 +34,7 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
   it('every object has its API group, a name, a namespace and a spec', () => {
     const groups: Record<string, string> = {
       Gateway: 'networking.istio.io/v1', VirtualService: 'networking.istio.io/v1',
-      AuthorizationPolicy: 'security.istio.io/v1', Telemetry: 'telemetry.istio.io/v1',
+      AuthorizationPolicy: 'security.istio.io/v1',
     };
     expect(istio.map((o) => o.kind).sort()).toEqual(Object.keys(groups).sort());
     for (const o of istio) {
@@ -67,18 +67,10 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     expect(policy.spec.rules).toEqual([{ to: [{ operation: { hosts: [host, `${host}:*`], notPaths: ['/health'] } }] }]);
   });
 
-  it('usage goes to authz through the access-log provider, with the identity and token headers', () => {
-    const telemetry = one('Telemetry');
-    const gateway = one('Gateway');
-    expect(telemetry.spec.selector.matchLabels).toEqual(gateway.spec.selector);
-    const names = telemetry.spec.accessLogging.flatMap((a: any) => a.providers.map((p: any) => p.name));
-    expect(names).toHaveLength(1);
-    const als = provider(names[0])?.envoyHttpAls;
-    expect(als, 'Telemetry names a registered envoyHttpAls provider').toBeTruthy();
-    expect(als.service).toBe(`ctg-authz.${namespace}.svc.cluster.local`);
-    expect(als.port).toBe(find(app, 'Service', 'ctg-authz').spec.ports[0].port);
-    expect(als.additionalRequestHeadersToLog).toEqual(expect.arrayContaining(Object.values(IDENTITY_HEADERS)));
-    expect(als.additionalResponseHeadersToLog).toEqual([USAGE_TOKENS_HEADER]);
+  it('registers no access-log provider: usage is recorded by the embedder through Admission, mesh or not', () => {
+    const all = istio.map((o) => o.kind);
+    expect(all).not.toContain('Telemetry');
+    expect(providers.every((p: Provider) => p.envoyHttpAls === undefined)).toBe(true);
   });
 
   it('TLS for the environment\'s host terminates on the ingress gateway with a referenced certificate', () => {

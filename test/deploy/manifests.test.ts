@@ -214,17 +214,18 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     }
   });
 
-  it('only the gateway reaches authz and the embedder; only the gateway is exposed', () => {
+  it('only the gateway reaches the embedder, only the gateway and the embedder reach authz; only the gateway is exposed', () => {
     const objs = objects(env);
     const deny = find(objs, 'NetworkPolicy', 'ctg-default-deny').spec;
     expect(deny).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
-    const gatewayPods = { podSelector: { matchLabels: { 'app.kubernetes.io/name': 'ctg-gateway' } } };
-    for (const [name, port] of [['ctg-authz', 9191], ['ctg-embedder', 8081]] as const) {
-      const np = find(objs, 'NetworkPolicy', name).spec;
-      expect(np.ingress).toEqual([{ from: [gatewayPods], ports: [{ port, protocol: 'TCP' }] }]);
-      expect(find(objs, 'Service', name).spec.type).toBe('ClusterIP');
-    }
-    expect(find(objs, 'NetworkPolicy', 'ctg-embedder').spec.egress).toEqual([]);
+    const pods = (name: string) => ({ podSelector: { matchLabels: { 'app.kubernetes.io/name': name } } });
+    expect(find(objs, 'NetworkPolicy', 'ctg-authz').spec.ingress).toEqual([{ from: [pods('ctg-gateway'), pods('ctg-embedder')], ports: [{ port: 9191, protocol: 'TCP' }] }]);
+    expect(find(objs, 'NetworkPolicy', 'ctg-embedder').spec.ingress).toEqual([{ from: [pods('ctg-gateway')], ports: [{ port: 8081, protocol: 'TCP' }] }]);
+    for (const name of ['ctg-authz', 'ctg-embedder']) expect(find(objs, 'Service', name).spec.type).toBe('ClusterIP');
+    // The embedder's only egress: authz's Admission service, and DNS to find it.
+    const egress = find(objs, 'NetworkPolicy', 'ctg-embedder').spec.egress;
+    expect(egress[0]).toEqual({ to: [pods('ctg-authz')], ports: [{ port: 9191, protocol: 'TCP' }] });
+    expect(egress.slice(1).every((rule: any) => rule.to === undefined && rule.ports.every((p: any) => p.port === 53))).toBe(true);
     expect(objs.filter((o) => o.kind === 'Service' && o.spec.type !== 'ClusterIP').map((o) => o.metadata.name)).toEqual(['ctg-gateway']);
     // Envoy's admin port is loopback only: never a container or Service port.
     expect(rendered[env]).not.toMatch(/port: 9901|containerPort: 9901/);
