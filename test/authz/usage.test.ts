@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { utcDay } from '../../authz/src/store/records.js';
+import { UsageReports } from '../../authz/src/store/reports.js';
 import { alsEntry, envoyCheck, startAuthz, streamAccessLogs, testConfig, TEST_MODEL, type RunningAuthz } from '../support/grpc-authz.js';
 import { testPrefix } from '../support/redis-store.js';
 import { addKey, addOrg } from './fixtures.js';
@@ -18,7 +19,7 @@ afterAll(async () => {
 
 async function collect(org: string) {
   const entries = [];
-  for await (const entry of authz.store.readUsage({ org })) entries.push(entry);
+  for await (const entry of new UsageReports(authz.store.connection).readUsage({ org })) entries.push(entry);
   return entries;
 }
 
@@ -40,7 +41,7 @@ describe('StreamAccessLogs', () => {
     expect(entries).toHaveLength(1000);
     expect(entries.reduce((sum, e) => sum + e.tokens, 0)).toBe(sent);
     expect(new Set(entries.map((e) => e.requestId)).size).toBe(1000);
-    const [daily] = await authz.store.readDaily('load', [utcDay(NOW)]);
+    const [daily] = await new UsageReports(authz.store.connection).readDaily('load', [utcDay(NOW)]);
     expect(daily?.counters).toMatchObject({ requests: 1000, tokens: sent, [`tokens:${TEST_MODEL}`]: sent });
   });
 

@@ -10,7 +10,9 @@
  *   usage export [--org <org>] [--since ISO] [--until ISO] --format jsonl|csv
  */
 import { ConfigError, loadConfig } from '../config.js';
-import { createStore } from '../store/redis.js';
+import { AdminStore } from '../store/admin.js';
+import { openConnection, type Connection } from '../store/connection.js';
+import { UsageReports } from '../store/reports.js';
 import { AdminError, type Command, type CommandResult } from './context.js';
 import { keyCommands } from './key-commands.js';
 import { orgCommands } from './org-commands.js';
@@ -48,13 +50,14 @@ async function run(argv: string[]): Promise<number> {
     process.stderr.write(`${message}\n`);
     return code;
   };
-  let store: ReturnType<typeof createStore> | undefined;
+  let connection: Connection | undefined;
   try {
     const { command, rest } = resolve(args);
     const config = loadConfig();
-    store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: Math.max(config.redisTimeoutMs, 2000) });
-    await store.ready();
-    const result: CommandResult = await command(rest, { config, store, now: Date.now, write: (text) => process.stdout.write(text) });
+    connection = openConnection({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: Math.max(config.redisTimeoutMs, 2000) });
+    await connection.ready();
+    const stores = { store: new AdminStore(connection), reports: new UsageReports(connection) };
+    const result: CommandResult = await command(rest, { config, ...stores, now: Date.now, write: (text) => process.stdout.write(text) });
     if (result) process.stdout.write(`${json ? JSON.stringify(result) : human(result)}\n`);
     return 0;
   } catch (error) {
@@ -64,7 +67,7 @@ async function run(argv: string[]): Promise<number> {
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) return fail(error.message, 2);
     return fail(error instanceof Error ? error.message : String(error), 1);
   } finally {
-    await store?.close();
+    await connection?.close();
   }
 }
 

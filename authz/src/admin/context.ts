@@ -2,11 +2,13 @@
  * What every admin command receives, and the error type for refusals the operator must see.
  */
 import type { AuthzConfig } from '../config.js';
-import type { RedisStore } from '../store/redis.js';
+import type { AdminStore } from '../store/admin.js';
+import type { UsageReports } from '../store/reports.js';
 
 export interface AdminContext {
   readonly config: AuthzConfig;
-  readonly store: RedisStore;
+  readonly store: AdminStore;
+  readonly reports: UsageReports;
   readonly now: () => number;
   /** Where streaming output (usage export) goes. */
   readonly write: (text: string) => void;

@@ -34,7 +34,7 @@ const totals: Command = async (args, context) => {
   let requests = 0;
   let tokens = 0;
   const models: Record<string, { requests: number; tokens: number }> = {};
-  for await (const entry of context.store.readUsage({ org, since, until })) {
+  for await (const entry of context.reports.readUsage({ org, since, until })) {
     requests += 1;
     tokens += entry.tokens;
     const model = (models[entry.model] ??= { requests: 0, tokens: 0 });
@@ -42,7 +42,7 @@ const totals: Command = async (args, context) => {
     model.tokens += entry.tokens;
   }
   const end = until ?? context.now();
-  const daily = await context.store.readDaily(org, daysBetween(since ?? end - 30 * DAY_MS, end));
+  const daily = await context.reports.readDaily(org, daysBetween(since ?? end - 30 * DAY_MS, end));
   return {
     org,
     since: since === undefined ? null : new Date(since).toISOString(),
@@ -70,7 +70,7 @@ const exportUsage: Command = async (args, context: AdminContext) => {
   if (format !== 'jsonl' && format !== 'csv') throw new AdminError('--format must be jsonl or csv', 2);
   const org = values.org === undefined ? undefined : orgIdArg(values.org);
   if (format === 'csv') context.write(`${CSV_COLUMNS.join(',')}\n`);
-  for await (const entry of context.store.readUsage({ org, ...range(values) })) context.write(formatEntry(entry, format));
+  for await (const entry of context.reports.readUsage({ org, ...range(values) })) context.write(formatEntry(entry, format));
   return null;
 };
 

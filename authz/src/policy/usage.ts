@@ -4,10 +4,19 @@
  * the embedder's `x-usage-total-tokens`. Only identifiers and counts are read, never text.
  */
 import type { HTTPAccessLogEntry__Output } from '../../generated/envoy/data/accesslog/v3/HTTPAccessLogEntry.js';
-import type { UsageRecord } from '../store/records.js';
 import { IDENTITY_HEADERS, USAGE_TOKENS_HEADER } from '../headers.js';
 const BILLED_PATH = '/v1/embeddings';
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._\/-]{0,127}$/;
+
+/** What one successful request used, as recorded. */
+export interface UsageRecord {
+  readonly org: string;
+  readonly keyId: string;
+  readonly model: string;
+  readonly requestId: string;
+  readonly tokens: number;
+  readonly time: number;
+}
 
 /** `not_billable`: another path/method/status; `incomplete`: a 200 missing identity or tokens. */
 export type UsageReading = { kind: 'usage'; usage: UsageRecord } | { kind: 'not_billable' } | { kind: 'incomplete' };

@@ -3,6 +3,7 @@
  * starts with REDIS_KEY_PREFIX; organization ids never contain ':' so keys cannot collide.
  */
 import type { KeyRecord, OrgRecord } from '../policy/access.js';
+import type { UsageRecord } from '../policy/usage.js';
 
 /** Names of every Redis key authz uses, under `prefix`. */
 export function layout(prefix: string) {
@@ -89,16 +90,6 @@ function parseList(raw: string | undefined): string[] {
   } catch {
     return [];
   }
-}
-
-/** What one successful request used, as recorded. */
-export interface UsageRecord {
-  readonly org: string;
-  readonly keyId: string;
-  readonly model: string;
-  readonly requestId: string;
-  readonly tokens: number;
-  readonly time: number;
 }
 
 /** One recorded request, as the usage stream holds it. */
