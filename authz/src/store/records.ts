@@ -17,6 +17,8 @@ export function layout(prefix: string) {
     tokenBucket: (org: string, model: string) => `${prefix}rl:tok:${org}:${model}`,
     usageStream: `${prefix}usage`,
     usageDaily: (org: string, day: string) => `${prefix}usage:daily:${org}:${day}`,
+    auditStream: `${prefix}audit`,
+    auditHead: `${prefix}audit:head`,
   };
 }
 
