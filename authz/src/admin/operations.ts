@@ -4,7 +4,7 @@
  * operations validate with the same rules, change the store, and write the audit trail.
  */
 import type { AuditRecord, Verdict } from './audit-chain.js';
-import type { AdminDeps } from './deps.js';
+import type { AdminDeps, Who } from './deps.js';
 import { invalid } from './errors.js';
 import { keyOperations } from './key-operations.js';
 import { orgOperations } from './org-operations.js';
@@ -20,6 +20,16 @@ function auditOperations(deps: AdminDeps) {
       if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_PAGE) throw invalid('limit', `must be an integer from 1 to ${MAX_AUDIT_PAGE}`);
       const [records, head] = await Promise.all([deps.audit.recent(limit), deps.audit.head()]);
       return { records, head };
+    },
+
+    /** Records a console sign-in (after the token was checked). */
+    async recordSignIn(who: Who): Promise<void> {
+      await deps.audit.record({ ...who, action: 'session.create', target: 'session', detail: {} });
+    },
+
+    /** Records a console sign-out. */
+    async recordSignOut(who: Who): Promise<void> {
+      await deps.audit.record({ ...who, action: 'session.delete', target: 'session', detail: {} });
     },
 
     /** Checks the whole hash chain against its stored head. */

@@ -14,7 +14,7 @@ const totals: Command = async (args, { ops }) => {
 
 const exportUsage: Command = async (args, { ops, who, write }) => {
   const { values } = parseArgs({ args, options: { ...rangeOptions, format: { type: 'string' } }, strict: true });
-  await ops.exportUsage(values, write, who);
+  for await (const line of await ops.openExport(values, who)) write(line);
   return null;
 };
 

@@ -93,20 +93,21 @@ export function usageOperations(deps: AdminDeps) {
       };
     },
 
-    /** Writes every matching usage entry to `write` (CSV with a header row); audited. */
-    async exportUsage(query: { org?: unknown; format?: unknown } & RangeInput, write: (text: string) => void, who: Who): Promise<number> {
+    /**
+     * Validates and audits an export, then returns its lines (CSV with a header row) to stream:
+     * a bad request fails here, before a front end has sent anything.
+     */
+    async openExport(query: { org?: unknown; format?: unknown } & RangeInput, who: Who): Promise<AsyncIterable<string>> {
       const format = query.format;
       if (format !== 'jsonl' && format !== 'csv') throw invalid('format', 'must be jsonl or csv');
       const org = query.org === undefined ? undefined : rules.orgId(query.org);
       const range = rules.range(query.since, query.until);
       await deps.audit.record({ ...who, action: 'usage.export', target: org === undefined ? 'usage' : `org:${org}`, detail: { format, ...isoRange(range) } });
-      if (format === 'csv') write(`${CSV_COLUMNS.join(',')}\n`);
-      let rows = 0;
-      for await (const entry of deps.reports.readUsage({ org, ...range })) {
-        write(exportLine(entry, format));
-        rows += 1;
-      }
-      return rows;
+      const entries = deps.reports.readUsage({ org, ...range });
+      return (async function* lines() {
+        if (format === 'csv') yield `${CSV_COLUMNS.join(',')}\n`;
+        for await (const entry of entries) yield exportLine(entry, format);
+      })();
     },
   };
 }
