@@ -6,8 +6,8 @@
 import type { AuditStore } from '../store/audit.js';
 import { chain, GENESIS_HASH, verifyChain, type AuditEvent, type AuditRecord, type ChainHead, type Verdict } from './audit-chain.js';
 
-// Each attempt loses only to another append that landed, so a few tries always suffice for
-// a handful of concurrent administrators.
+// Appends from this process are queued one after another, so attempts only race other
+// processes (the CLI beside the admin server); each lost race means another append landed.
 const APPEND_ATTEMPTS = 8;
 
 /** The stream fields of a record (strings, detail as JSON). */
@@ -33,13 +33,21 @@ function decode(fields: Readonly<Record<string, string>>): AuditRecord {
 }
 
 export class AuditLog {
+  private queue: Promise<unknown> = Promise.resolve();
+
   constructor(
     private readonly store: AuditStore,
     private readonly now: () => number,
   ) {}
 
-  /** Chains and appends one event; returns the stored record. */
-  async record(event: AuditEvent): Promise<AuditRecord> {
+  /** Chains and appends one event (after this process's earlier ones); returns the stored record. */
+  record(event: AuditEvent): Promise<AuditRecord> {
+    const appended = this.queue.then(() => this.append(event));
+    this.queue = appended.catch(() => undefined);
+    return appended;
+  }
+
+  private async append(event: AuditEvent): Promise<AuditRecord> {
     for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt += 1) {
       const head = await this.head();
       const record = chain(event, head, this.now());
