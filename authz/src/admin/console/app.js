@@ -8,6 +8,8 @@ const main = document.getElementById('main');
 const statusLine = document.getElementById('status');
 const errorLine = document.getElementById('error');
 let session = null;
+// A message for the view a navigation is about to show (hash changes render asynchronously).
+let pending = '';
 
 function say(message) {
   errorLine.textContent = '';
@@ -18,6 +20,13 @@ function fail(error) {
   statusLine.textContent = '';
   errorLine.textContent = error instanceof ApiError ? `${error.message} (${error.code})` : String(error.message ?? error);
   if (error instanceof ApiError && error.code === 'admin_unauthorized') signedOut();
+}
+
+/** Navigates to `hash` and shows `message` there. */
+function go(hash, message) {
+  pending = message;
+  if (location.hash === hash) route();
+  else location.hash = hash;
 }
 
 /** Runs an action, reporting failures in the alert line. */
@@ -51,9 +60,7 @@ function signInView() {
     event.preventDefault();
     attempt(async () => {
       signedIn(await api('POST', '/api/session', { token: token.value, name: name.value }));
-      say('Signed in.');
-      if (location.hash === '#/orgs') route();
-      else location.hash = '#/orgs';
+      go('#/orgs', 'Signed in.');
     });
   } },
   h('h2', {}, 'Sign in'),
@@ -82,8 +89,7 @@ async function orgsView() {
     event.preventDefault();
     attempt(async () => {
       const org = await api('POST', '/api/orgs', { id: id.value, name: name.value, models: model.checked ? [session.modelId] : [], rpm: limitValue(rpm), tpm: limitValue(tpm) });
-      say(`Organization ${org.id} created.`);
-      location.hash = `#/orgs/${encodeURIComponent(org.id)}`;
+      go(`#/orgs/${encodeURIComponent(org.id)}`, `Organization ${org.id} created.`);
     });
   } },
   h('h3', { id: 'create-org-title' }, 'Create an organization'),
@@ -117,8 +123,8 @@ function settingsForm(org, reload) {
     attempt(async () => {
       const models = model.checked ? [session.modelId, ...others] : others;
       await api('PATCH', `/api/orgs/${encodeURIComponent(org.id)}`, { name: name.value, models, rpm: limitValue(rpm), tpm: limitValue(tpm) });
-      say('Settings saved.');
       await reload();
+      say('Settings saved.');
     });
   } },
   h('h3', { id: 'settings-title' }, 'Settings'),
@@ -140,20 +146,19 @@ function oneTimeKey(created) {
     h('p', { id: 'new-key-hint' }, 'Shown once: store it now. The gateway keeps only a hash of it.'));
 }
 
-function keyRow(org, key, reveal, reload) {
+function keyRow(org, key, reload) {
   const overlap = h('select', { 'aria-label': `Overlap for rotating ${key.id}` },
     ...[['3600', '1 hour'], ['86400', '1 day'], ['604800', '7 days'], ['0', 'none']].map(([v, t]) => h('option', { value: v }, `${t} overlap`)));
   const rotate = h('button', { type: 'button', onclick: () => attempt(async () => {
     const result = await api('POST', `/api/keys/${key.id}/rotate`, { overlapSeconds: Number(overlap.value) });
+    await reload(undefined, result.new);
     say(`Key ${key.id} rotated; it stops working ${when(result.old.expiresAt)}.`);
-    await reload();
-    reveal(result.new);
   }) }, 'Rotate');
   const revoke = h('button', { type: 'button', class: 'danger', onclick: () => attempt(async () => {
     if (!confirm(`Revoke key ${key.id}? Requests with it will be refused.`)) return;
     await api('POST', `/api/keys/${key.id}/revoke`);
-    say(`Key ${key.id} revoked.`);
     await reload();
+    say(`Key ${key.id} revoked.`);
   }) }, 'Revoke');
   const active = key.status === 'active';
   return h('tr', { 'data-key': key.id },
@@ -165,13 +170,9 @@ function keyRow(org, key, reveal, reload) {
     h('td', { class: 'actions' }, active ? [overlap, rotate, revoke] : '—'));
 }
 
-function keysSection(org, keys, reload) {
-  const slot = h('div', { 'aria-live': 'polite' });
-  const reveal = (created) => {
-    slot.replaceChildren(oneTimeKey(created));
-    slot.querySelector('input').focus();
-    slot.querySelector('input').select();
-  };
+// `created`: a key just made, shown once in this rendering and never again.
+function keysSection(org, keys, reload, created) {
+  const slot = h('div', { 'aria-live': 'polite' }, created ? oneTimeKey(created) : null);
   const name = h('input', { type: 'text', name: 'key-name', maxlength: 200 });
   const expires = h('input', { type: 'datetime-local', name: 'expires' });
   const create = h('form', { class: 'row', 'aria-labelledby': 'keys-title', onsubmit: (event) => {
@@ -179,15 +180,14 @@ function keysSection(org, keys, reload) {
     attempt(async () => {
       const body = { name: name.value };
       if (expires.value) body.expiresAt = new Date(expires.value).toISOString();
-      const created = await api('POST', `/api/orgs/${encodeURIComponent(org.id)}/keys`, body);
-      say(`Key ${created.id} created.`);
-      await reload();
-      reveal(created);
+      const made = await api('POST', `/api/orgs/${encodeURIComponent(org.id)}/keys`, body);
+      await reload(undefined, made);
+      say(`Key ${made.id} created.`);
     });
   } }, field('Key name', name), field('Expires (optional)', expires), h('button', { type: 'submit' }, 'Create key'));
   const table = h('table', {}, h('caption', {}, `${keys.length} key${keys.length === 1 ? '' : 's'}`),
     h('thead', {}, h('tr', {}, ...['Id', 'Name', 'Status', 'Created', 'Expires', 'Actions'].map((c) => h('th', { scope: 'col' }, c)))),
-    h('tbody', {}, keys.map((key) => keyRow(org, key, reveal, reload))));
+    h('tbody', {}, keys.map((key) => keyRow(org, key, reload))));
   return h('section', { class: 'card' }, h('h3', { id: 'keys-title' }, 'Keys'), create, slot, table);
 }
 
@@ -205,16 +205,21 @@ function usageSection(org, series, days, reload) {
     h('details', {}, h('summary', {}, 'Show the numbers as a table'), usageTable(series)));
 }
 
-async function orgView(id, days = 14) {
-  const reload = (nextDays = days) => orgView(id, nextDays);
+async function orgView(id, days = 14, created = null) {
+  const reload = (nextDays = days, made = null) => orgView(id, nextDays, made);
   const base = `/api/orgs/${encodeURIComponent(id)}`;
   const [org, { keys }, series] = await Promise.all([api('GET', base), api('GET', `${base}/keys`), api('GET', `${base}/usage?days=${days}`)]);
   show(main, h('section', {},
     h('p', {}, h('a', { href: '#/orgs' }, '← All organizations')),
     h('h2', {}, `Organization ${org.id}${org.name ? ` — ${org.name}` : ''}`),
     settingsForm(org, reload),
-    keysSection(org, keys, reload),
+    keysSection(org, keys, reload, created),
     usageSection(org, series, days, reload)));
+  if (created) {
+    const secret = document.getElementById('new-key');
+    secret.focus();
+    secret.select();
+  }
 }
 
 async function auditView() {
@@ -241,6 +246,9 @@ async function auditView() {
 }
 
 async function route() {
+  statusLine.textContent = pending;
+  errorLine.textContent = '';
+  pending = '';
   if (!session) return signInView();
   const hash = location.hash || '#/orgs';
   await attempt(async () => {

@@ -12,6 +12,8 @@ function svg(tag, attributes, text) {
   return node;
 }
 
+const compact = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 1 });
+
 function niceMax(value) {
   if (value <= 0) return 1;
   const power = 10 ** Math.floor(Math.log10(value));
@@ -49,7 +51,7 @@ export function stackedChart(series, metric, label) {
   for (const tick of [0, max / 2, max]) {
     const y = pad.top + plotH - (tick / max) * plotH;
     root.append(svg('line', { x1: pad.left, x2: width - pad.right, y1: y, y2: y, class: 'grid' }));
-    root.append(svg('text', { x: pad.left - 6, y: y + 4, 'text-anchor': 'end', class: 'axis' }, String(Math.round(tick))));
+    root.append(svg('text', { x: pad.left - 6, y: y + 4, 'text-anchor': 'end', class: 'axis' }, compact.format(tick)));
   }
   days.forEach((day, i) => {
     let base = 0;
