@@ -114,8 +114,8 @@ describe('audit trail in Redis', () => {
   it('detects a deleted last record through the stored head', async () => {
     await connection.purge();
     for (let i = 0; i < 3; i += 1) await deps.audit.record(event(i));
-    const [[lastId]] = await redis.xrevrange(`${prefix}audit`, '+', '-', 'COUNT', 1);
-    await redis.xdel(`${prefix}audit`, lastId!);
+    const [last] = await redis.xrevrange(`${prefix}audit`, '+', '-', 'COUNT', 1);
+    await redis.xdel(`${prefix}audit`, last![0]);
     expect(await deps.audit.verify()).toMatchObject({ ok: false, brokenAt: 3, reason: expect.stringMatching(/removed/) });
   });
 });
