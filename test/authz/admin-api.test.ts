@@ -142,6 +142,21 @@ describe('admin API: input rules and problem bodies', () => {
   });
 });
 
+describe('admin API: Redis unavailable', () => {
+  it('answers 503 store_unavailable with retry-after, not a hang or a 500', async () => {
+    const dead = openAdminDeps({ ...config, redisUrl: 'redis://127.0.0.1:1', redisKeyPrefix: prefix, redisTimeoutMs: 200 });
+    const offline = buildAdminServer({ ops: createOperations(dead.deps), config, token: TOKEN, actorHeader: null, sessionTtlMs: 60_000, now: Date.now, logLevel: 'silent' });
+    try {
+      const response = await offline.inject({ method: 'GET', url: '/api/orgs', headers: bearer });
+      expectProblem(response, 503, 'store_unavailable');
+      expect(response.headers['retry-after']).toBe('1');
+    } finally {
+      await offline.close();
+      await dead.connection.close();
+    }
+  });
+});
+
 describe('admin API: organizations, keys and rotation', () => {
   let authz: RunningAuthz;
   beforeAll(async () => {

@@ -111,6 +111,19 @@ describe('audit trail in Redis', () => {
     expect(JSON.parse(verified.stdout).error).toMatch(/broken at record 7/);
   });
 
+  it('continues the same chain after a restart (a new connection and log on the same prefix)', async () => {
+    await connection.purge();
+    await deps.audit.record(event(1));
+    const restarted = openAdminDeps({ modelId: TEST_MODEL, defaultRpm: 600, defaultTpm: 1000, keyPrefix: 'CTG', keyHashSecret: TEST_SECRET, redisUrl: TEST_REDIS_URL, redisKeyPrefix: prefix, redisTimeoutMs: 2000 });
+    try {
+      await restarted.connection.ready();
+      expect((await restarted.deps.audit.record(event(2))).seq).toBe(2);
+      expect(await restarted.deps.audit.verify()).toMatchObject({ ok: true, records: 2 });
+    } finally {
+      await restarted.connection.close();
+    }
+  });
+
   it('detects a deleted last record through the stored head', async () => {
     await connection.purge();
     for (let i = 0; i < 3; i += 1) await deps.audit.record(event(i));
