@@ -97,6 +97,15 @@ describe('management console (headless Chromium)', () => {
     expect(response.json().data[0].embedding).toHaveLength(1024);
   });
 
+  it('renames the key', async () => {
+    const row = page.locator(`tr[data-key="${keyId}"]`);
+    await row.getByText('Edit').click();
+    await row.getByLabel(`Name of key ${keyId}`).fill('pacs-indexer-2');
+    await row.getByRole('button', { name: 'Save key' }).click();
+    await page.getByText(`Key ${keyId} saved.`).waitFor();
+    expect(await page.locator(`tr[data-key="${keyId}"] td`).first().textContent()).toBe('pacs-indexer-2');
+  });
+
   it('shows the usage in the chart, per key', async () => {
     // Usage reaches Redis asynchronously (Envoy flushes its access log about once a second);
     // 20 s is generous on the shared 2-core machine.
@@ -140,7 +149,7 @@ describe('management console (headless Chromium)', () => {
     await page.getByRole('button', { name: 'Verify the chain' }).click();
     await page.getByText(/^Chain verified: \d+ records/).waitFor();
     const actions = await page.locator('tbody tr td:nth-child(4)').allTextContents();
-    expect(actions.slice(0, 4)).toEqual(['key.revoke', 'key.create', 'org.create', 'session.create']);
+    expect(actions.slice(0, 5)).toEqual(['key.revoke', 'key.update', 'key.create', 'org.create', 'session.create']);
     await page.screenshot({ path: shot('audit') });
     const audit = await page.request.get('/api/audit?limit=500');
     const csv = await page.request.get(`/api/usage/export?format=csv&org=${org}`);

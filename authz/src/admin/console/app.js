@@ -146,6 +146,27 @@ function oneTimeKey(created) {
     h('p', { id: 'new-key-hint' }, 'Shown once: store it now. The gateway keeps only a hash of it.'));
 }
 
+// datetime-local inputs speak local time without a zone.
+function localInput(iso) {
+  if (!iso) return '';
+  const date = new Date(iso);
+  return new Date(date.getTime() - date.getTimezoneOffset() * 60_000).toISOString().slice(0, 16);
+}
+
+function keyEditor(key, reload) {
+  const name = h('input', { type: 'text', maxlength: 200, value: key.name });
+  const expires = h('input', { type: 'datetime-local', value: localInput(key.expiresAt) });
+  const form = h('form', { onsubmit: (event) => {
+    event.preventDefault();
+    attempt(async () => {
+      await api('PATCH', `/api/keys/${key.id}`, { name: name.value, expiresAt: expires.value ? new Date(expires.value).toISOString() : null });
+      await reload();
+      say(`Key ${key.id} saved.`);
+    });
+  } }, field(`Name of key ${key.id}`, name), field(`Expiry of key ${key.id} (empty: never)`, expires), h('button', { type: 'submit' }, 'Save key'));
+  return h('details', { class: 'edit' }, h('summary', {}, 'Edit'), form);
+}
+
 function keyRow(org, key, reload) {
   const overlap = h('select', { 'aria-label': `Overlap for rotating ${key.id}` },
     ...[['3600', '1 hour'], ['86400', '1 day'], ['604800', '7 days'], ['0', 'none']].map(([v, t]) => h('option', { value: v }, `${t} overlap`)));
@@ -167,7 +188,7 @@ function keyRow(org, key, reload) {
     h('td', {}, h('span', { class: `badge ${key.status}` }, key.status)),
     h('td', {}, when(key.createdAt)),
     h('td', {}, when(key.expiresAt)),
-    h('td', { class: 'actions' }, active ? [overlap, rotate, revoke] : '—'));
+    h('td', { class: 'actions' }, active ? [overlap, rotate, revoke, keyEditor(key, reload)] : '—'));
 }
 
 // `created`: a key just made, shown once in this rendering and never again.
