@@ -12,6 +12,7 @@ import { buildAdminServer } from '../../authz/src/admin/http/server.js';
 import { documentedOperations } from '../../authz/src/admin/http/routes.js';
 import { createOperations } from '../../authz/src/admin/operations.js';
 import type { Connection } from '../../authz/src/store/connection.js';
+import { RedisStore } from '../../authz/src/store/redis.js';
 import { envoyCheck, headerMap, startAuthz, testConfig, TEST_MODEL, TEST_SECRET, type RunningAuthz } from '../support/grpc-authz.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
 
@@ -209,6 +210,30 @@ describe('admin API: organizations, keys and rotation', () => {
     const listed = await call({ method: 'GET', url: '/api/orgs/clinic/keys', headers: bearer });
     expect(listed.body).not.toContain(key.key.split('_')[2]);
     expect(listed.json().keys.find((k: { id: string }) => k.id === key.id)).toMatchObject({ name: 'renamed', status: 'revoked' });
+  });
+});
+
+describe('admin API: usage series for the charts', () => {
+  it('gives requests and tokens per UTC day for the organization and each key, zeros filled in', async () => {
+    clock = Date.now();
+    const day = 86_400_000;
+    await call({ method: 'POST', url: '/api/orgs', payload: { id: 'charted' }, headers: bearer });
+    const store = new RedisStore(connection);
+    const use = (keyId: string, tokens: number, time: number) => store.recordUsage({ org: 'charted', keyId, model: TEST_MODEL, requestId: 'r', tokens, time }, 1_000_000);
+    await use('AAAAAAAAAAAA', 10, clock);
+    await use('AAAAAAAAAAAA', 5, clock);
+    await use('BBBBBBBBBBBB', 7, clock - 2 * day);
+    await use('BBBBBBBBBBBB', 99, clock - 30 * day);
+    const series = (await call({ method: 'GET', url: '/api/orgs/charted/usage?days=7', headers: bearer })).json();
+    const today = new Date(clock).toISOString().slice(0, 10);
+    const twoDaysAgo = new Date(clock - 2 * day).toISOString().slice(0, 10);
+    expect(series.days).toHaveLength(7);
+    expect(series.days.at(-1)).toEqual({ day: today, requests: 2, tokens: 15 });
+    expect(series.days.find((d: { day: string }) => d.day === twoDaysAgo)).toEqual({ day: twoDaysAgo, requests: 1, tokens: 7 });
+    expect(series.days.reduce((sum: number, d: { requests: number }) => sum + d.requests, 0)).toBe(3);
+    expect(series.keys.map((k: { keyId: string }) => k.keyId)).toEqual(['AAAAAAAAAAAA', 'BBBBBBBBBBBB']);
+    expect(series.keys[0].days.at(-1)).toEqual({ day: today, requests: 2, tokens: 15 });
+    expect(series.keys[1].days.at(-1)).toEqual({ day: today, requests: 0, tokens: 0 });
   });
 });
 

@@ -9,6 +9,11 @@ export interface UsageQuery {
   readonly org?: string;
   readonly since?: number;
   readonly until?: number;
+  /**
+   * Skip stream entries Redis appended before this time (ms). An entry is appended after its
+   * request started, so `since - clock skew` loses nothing and bounds the scan to the period.
+   */
+  readonly appendedFrom?: number;
 }
 
 const PAGE = 1000;
@@ -18,12 +23,12 @@ export class UsageReports {
 
   /**
    * Usage entries in stream order, filtered by organization and time (ms, inclusive). Stream
-   * ids carry Redis's clock but records carry the request's own start time, so the whole stream
-   * is paged through and filtered on the record's own time; fine for an operator's query.
+   * ids carry Redis's clock but records carry the request's own start time, so without
+   * `appendedFrom` the whole stream is paged through and filtered on the record's own time.
    */
   async *readUsage(query: UsageQuery): AsyncGenerator<UsageEntry> {
     const { redis, keys } = this.connection;
-    let start = '-';
+    let start = query.appendedFrom === undefined ? '-' : String(Math.max(0, Math.floor(query.appendedFrom)));
     for (;;) {
       const page = await this.connection.guard(() => redis.xrange(keys.usageStream, start, '+', 'COUNT', PAGE));
       for (const [id, fields] of page) {
