@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderEnvoyConfig } from '../../envoy/render.js';
+import { renderEnvoyConfig, type EnvoySettings } from '../../envoy/render.js';
 import { freePort, readyOrStopped, startProcess, startTsProcess, waitFor, type ManagedProcess } from './process.js';
 import { gatewayRequest, type GatewayRequest, type GatewayResponse } from './stack-client.js';
 
@@ -81,15 +81,18 @@ async function httpOk(url: string): Promise<boolean> {
   return res.ok;
 }
 
+/** Envoy settings a test may override (limits and timeouts); ports and files are the stack's. */
+export type EnvoyOverrides = Partial<Omit<EnvoySettings, 'gatewayPort' | 'adminPort' | 'embedderPort' | 'authzPort' | 'tlsCertFile' | 'tlsKeyFile'>>;
+
 /** Renders the bootstrap into the stack dir and starts Envoy; resolves once it is LIVE. */
-export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeoutMs = 500): Promise<ManagedProcess> {
+export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeoutMs = 500, overrides: EnvoyOverrides = {}): Promise<ManagedProcess> {
   const configFile = join(dirs.dir, 'envoy.yaml');
   writeFileSync(configFile, renderEnvoyConfig({
     gatewayHost: '127.0.0.1', gatewayExtraHosts: ['::1'], gatewayPort: ports.gateway, adminPort: ports.admin,
     embedderHost: '127.0.0.1', embedderPort: ports.embedder,
     authzHost: '127.0.0.1', authzPort: ports.authz,
     tlsCertFile: dirs.certFile, tlsKeyFile: dirs.keyFile,
-    authzTimeoutMs, embedderTimeoutS: 600, retryAfterSeconds: 1,
+    authzTimeoutMs, embedderTimeoutS: 600, retryAfterSeconds: 1, ...overrides,
   }));
   const envoy = startProcess({
     name: 'envoy',
@@ -174,7 +177,7 @@ export interface Stack {
 }
 
 /** Starts Redis-backed authz, the embedder on `modelDir`, and Envoy in front; all on free ports. */
-export async function startStack(modelDir = join(repoRoot, '.local/models/default')): Promise<Stack> {
+export async function startStack(modelDir = join(repoRoot, '.local/models/default'), envoy: EnvoyOverrides = {}): Promise<Stack> {
   const dirs = makeStackDir();
   const ports = await pickPorts();
   const svc: ServiceEnv = {
@@ -188,10 +191,10 @@ export async function startStack(modelDir = join(repoRoot, '.local/models/defaul
   try {
     const authz = await startAuthz(dirs, ports, svc);
     started.push(authz);
-    const envoy = await startEnvoy(dirs, ports);
-    started.push(envoy);
+    const proxy = await startEnvoy(dirs, ports, 500, envoy);
+    started.push(proxy);
     const embedder = await embedderReady;
-    return makeStack(dirs, ports, svc, { envoy, authz, embedder });
+    return makeStack(dirs, ports, svc, { envoy: proxy, authz, embedder });
   } catch (err) {
     // The embedder may still be loading; it stops itself if that fails, else stop it here.
     await embedderReady.then((p) => p.stop(), () => undefined);
