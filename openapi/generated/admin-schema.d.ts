@@ -14,7 +14,11 @@ export interface paths {
         /** Who is signed in, and the session's CSRF token. */
         get: operations["getSession"];
         put?: never;
-        /** Signs in with the admin token; sets the session cookie. */
+        /**
+         * Signs in with the admin token; sets the session cookie.
+         * @description The token comes in the body (typed into the console), or, behind an SSO proxy, in the
+         *     `Authorization: Bearer` header the proxy adds; the body then has no `token`.
+         */
         post: operations["createSession"];
         /** Signs out. */
         delete: operations["deleteSession"];
@@ -457,7 +461,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    token: string;
+                    token?: string;
                     /** @description Who is signing in, recorded in the audit trail as `token:<name>`. */
                     name?: string;
                 };

@@ -104,6 +104,17 @@ describe('admin API: CSRF', () => {
     expect(ids.filter((id: string) => id.startsWith('csrf-'))).toEqual(['csrf-ok']);
   });
 
+  it('behind an SSO proxy: the console signs in without a typed token, and the proxy\'s bearer token alone changes nothing', async () => {
+    const proxied = { ...bearer, 'x-forwarded-email': 'dana@hospital.example', 'sec-fetch-site': 'same-origin' };
+    const signedIn = await call({ method: 'POST', url: '/api/session', payload: {}, headers: proxied });
+    expect(signedIn.json()).toMatchObject({ actor: 'sso:dana@hospital.example' });
+    const cookie = String(signedIn.headers['set-cookie']).split(';', 1)[0]!;
+    expectProblem(await call({ method: 'POST', url: '/api/orgs', payload: { id: 'sso-x' }, headers: proxied }), 403, 'csrf_rejected');
+    const made = await call({ method: 'POST', url: '/api/orgs', payload: { id: 'sso-ok' }, headers: { ...proxied, cookie, 'x-csrf-token': signedIn.json().csrfToken } });
+    expect(made.statusCode).toBe(201);
+    expectProblem(await call({ method: 'POST', url: '/api/session', payload: {} }), 401, 'admin_unauthorized');
+  });
+
   it('a bearer client needs no CSRF token, but a browser request from another origin is refused', async () => {
     expect((await call({ method: 'POST', url: '/api/orgs', payload: { id: 'bearer-ok' }, headers: bearer })).statusCode).toBe(201);
     expectProblem(await call({ method: 'POST', url: '/api/orgs', payload: { id: 'bearer-x' }, headers: { ...bearer, 'sec-fetch-site': 'cross-site' } }), 403, 'csrf_rejected');

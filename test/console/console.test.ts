@@ -61,7 +61,9 @@ describe('management console (headless Chromium)', () => {
 
   it('signs in with the admin token by keyboard', async () => {
     await page.goto('/');
-    await expect(page.getByRole('heading', { name: 'Sign in' }).isVisible()).resolves.toBe(true);
+    await page.getByRole('heading', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('button', { name: 'Sign out' }).isVisible()).toBe(false);
+    expect(await page.getByRole('navigation', { name: 'Sections' }).isVisible()).toBe(false);
     await page.screenshot({ path: shot('sign-in') });
     await page.getByLabel('Admin token').fill(admin.token);
     await page.getByLabel('Your name (recorded in the audit trail)').fill('alice');

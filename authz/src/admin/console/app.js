@@ -287,9 +287,14 @@ document.getElementById('sign-out').addEventListener('click', () => attempt(asyn
 }));
 window.addEventListener('hashchange', route);
 
-try {
-  signedIn(await api('GET', '/api/session'));
-} catch {
-  session = null;
+// An existing session, else the one an SSO proxy's credentials open without a typed token,
+// else the sign-in form.
+for (const attemptSession of [() => api('GET', '/api/session'), () => api('POST', '/api/session', {})]) {
+  try {
+    signedIn(await attemptSession());
+    break;
+  } catch {
+    session = null;
+  }
 }
 route();

@@ -43,22 +43,34 @@ export function actorOf(request: FastifyRequest, actorHeader: string | null, fal
   return fallback;
 }
 
-/** Authenticates `request` (and checks CSRF for a session's state-changing request). */
+/** The session's CSRF token must come back in `x-csrf-token` on a state-changing request. */
+function checkCsrf(request: FastifyRequest, session: Session | null): void {
+  if (SAFE_METHODS.has(request.method)) return;
+  const csrf = request.headers['x-csrf-token'];
+  if (!session || typeof csrf !== 'string' || !sameSecret(csrf, session.csrfToken)) throw new AdminHttpError('csrf_rejected', 'x-csrf-token: missing or not this session\'s token');
+}
+
+/** True when `authorization` is `Bearer <the admin token>`. */
+export function bearerMatches(authorization: string | undefined, token: string): boolean {
+  const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization ?? '');
+  return match !== null && tokenMatches(match[1]!, token);
+}
+
+/**
+ * Authenticates `request`, and for a state-changing one checks its origin and, where the
+ * credential is ambient, its CSRF token. A session cookie is ambient; so is a bearer token an
+ * SSO proxy adds for a signed-in browser (the request carries the proxy's user header): both
+ * need the session's CSRF token. A script's own bearer token is not ambient.
+ */
 export function authenticate(request: FastifyRequest, options: GuardOptions): Caller {
   const from = request.ip;
-  const authorization = request.headers.authorization;
-  if (authorization !== undefined) {
-    const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization);
-    if (!match || !tokenMatches(match[1]!, options.token)) throw new AdminHttpError('admin_unauthorized', 'authorization: not a valid admin token');
-    if (!sameOrigin(request)) throw new AdminHttpError('csrf_rejected', 'origin: requests must come from the console\'s own origin');
-    return { who: { actor: actorOf(request, options.actorHeader, 'token'), from }, session: null };
-  }
   const session = options.sessions.find(readCookie(request.headers.cookie, SESSION_COOKIE));
-  if (!session) throw new AdminHttpError('admin_unauthorized', 'sign in with the admin token (POST /api/session) or send Authorization: Bearer <admin token>');
-  if (!SAFE_METHODS.has(request.method)) {
-    const csrf = request.headers['x-csrf-token'];
-    if (typeof csrf !== 'string' || !sameSecret(csrf, session.csrfToken)) throw new AdminHttpError('csrf_rejected', 'x-csrf-token: missing or not this session\'s token');
-    if (!sameOrigin(request)) throw new AdminHttpError('csrf_rejected', 'origin: requests must come from the console\'s own origin');
-  }
-  return { who: { actor: session.actor, from }, session };
+  const authorization = request.headers.authorization;
+  if (authorization !== undefined && !bearerMatches(authorization, options.token)) throw new AdminHttpError('admin_unauthorized', 'authorization: not a valid admin token');
+  if (authorization === undefined && !session) throw new AdminHttpError('admin_unauthorized', 'sign in with the admin token (POST /api/session) or send Authorization: Bearer <admin token>');
+  if (!SAFE_METHODS.has(request.method) && !sameOrigin(request)) throw new AdminHttpError('csrf_rejected', 'origin: requests must come from the console\'s own origin');
+  const viaProxy = options.actorHeader !== null && request.headers[options.actorHeader] !== undefined;
+  if (authorization === undefined || viaProxy) checkCsrf(request, session);
+  const actor = session?.actor ?? actorOf(request, options.actorHeader, 'token');
+  return { who: { actor, from }, session };
 }

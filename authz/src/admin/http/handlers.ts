@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { CoreConfig } from '../deps.js';
 import type { Operations } from '../operations.js';
-import { actorOf, sameOrigin, type Caller } from './guard.js';
+import { actorOf, bearerMatches, sameOrigin, type Caller } from './guard.js';
 import { AdminHttpError } from './problems.js';
 import type { AdminHandler } from './routes.js';
 import { SESSION_COOKIE, readCookie, tokenMatches, type Sessions } from './sessions.js';
@@ -48,8 +48,10 @@ export function adminHandlers(deps: HandlerDeps): Readonly<Record<string, AdminH
     },
     createSession: async (request, reply) => {
       if (!sameOrigin(request)) throw new AdminHttpError('csrf_rejected', 'origin: sign in from the console\'s own origin');
-      const { token, name } = body(request) as { token: string; name?: string };
-      if (!tokenMatches(token, deps.token)) throw new AdminHttpError('admin_unauthorized', 'token: not the admin token');
+      const { token, name } = body(request) as { token?: string; name?: string };
+      // The token typed in, or the bearer token an SSO proxy adds for its signed-in user.
+      const valid = token === undefined ? bearerMatches(request.headers.authorization, deps.token) : tokenMatches(token, deps.token);
+      if (!valid) throw new AdminHttpError('admin_unauthorized', 'token: not the admin token');
       const label = (name ?? '').replace(/[^\w.@+ -]/g, '').trim().slice(0, 64) || 'admin';
       const session = deps.sessions.open(actorOf(request, deps.actorHeader, `token:${label}`));
       await ops.recordSignIn({ actor: session.actor, from: request.ip });
