@@ -1,7 +1,7 @@
 /**
  * Who may call the admin API, decided before any handler runs: a bearer admin token or a live
- * session cookie authenticates; a state-changing request on a session must also carry the
- * session's CSRF token and come from this origin. Refusals are thrown as AdminHttpError.
+ * session cookie authenticates; a state-changing request must come from this origin and, when
+ * its credential is ambient, carry the session's CSRF token. Refusals are AdminHttpErrors.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Who } from '../deps.js';
