@@ -107,6 +107,19 @@ describe('admin CLI', () => {
     ]);
   });
 
+  it('rotates a key with an overlap and audits CLI actions as cli:<os user> from cli@<host>', async () => {
+    const created = await adminJson('key', 'create', '--org', 'acme', '--name', 'rotating');
+    const rotated = await adminJson('key', 'rotate', created.id, '--overlap', '120');
+    expect(rotated.old).toMatchObject({ id: created.id, status: 'active' });
+    expect(Date.parse(rotated.old.expiresAt) - Date.now()).toBeLessThanOrEqual(120_000);
+    expect(rotated.new).toMatchObject({ org: 'acme', name: 'rotating', status: 'active' });
+    expect(rotated.new.key).toMatch(new RegExp(`^CTG_${rotated.new.id}_[A-Z]{38}$`));
+    const { records } = await adminJson('audit', 'list', '--limit', '2');
+    expect(records[0]).toMatchObject({ action: 'key.rotate', target: `key:${created.id}`, actor: expect.stringMatching(/^cli:.+/), from: expect.stringMatching(/^cli@.+/), detail: { newKey: rotated.new.id, overlapSeconds: 120 } });
+    expect(JSON.stringify(records)).not.toContain(rotated.new.key.split('_')[2]);
+    expect(await adminJson('audit', 'verify')).toMatchObject({ ok: true });
+  });
+
   it('reports errors as one JSON object with a non-zero exit', async () => {
     const missing = await admin('org', 'show', 'nobody', '--json');
     expect(missing.code).toBe(1);

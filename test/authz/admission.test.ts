@@ -5,6 +5,7 @@
  * a ticket naming another organization's key is refused. Two replicas share one Redis exactly.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageReports } from '../../authz/src/store/reports.js';
 import type { AdmissionTicket } from '../../embedder/src/admission-client.js';
 import { startAuthz, testConfig, TEST_MODEL, type RunningAuthz } from '../support/grpc-authz.js';
 import { testPrefix } from '../support/redis-store.js';
@@ -36,7 +37,7 @@ function ticket(tokens: number, overrides: Partial<AdmissionTicket> = {}): Admis
 async function usageOf(org: string): Promise<{ requests: number; tokens: number }> {
   let requests = 0;
   let tokens = 0;
-  for await (const entry of authz.store.readUsage({ org })) {
+  for await (const entry of new UsageReports(authz.store.connection).readUsage({ org })) {
     requests += 1;
     tokens += entry.tokens;
   }
@@ -109,7 +110,7 @@ describe('Record and Refund', () => {
   it('keeps only identifiers and counts in the usage record', async () => {
     await authz.admission.record(ticket(3, { requestId: 'CANARY-request-id' }));
     const entries = [];
-    for await (const entry of authz.store.readUsage({ org: 'acme' })) entries.push(entry);
+    for await (const entry of new UsageReports(authz.store.connection).readUsage({ org: 'acme' })) entries.push(entry);
     expect(Object.keys(entries.at(-1)!).sort()).toEqual(['keyId', 'model', 'org', 'requestId', 'streamId', 'time', 'tokens']);
   });
 });

@@ -4,6 +4,7 @@
  * token rate-limit headers, and an authz that cannot answer fails the request closed.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageReports } from '../../authz/src/store/reports.js';
 import { catalogue } from '../../openapi/problems.js';
 import { addKey, addOrg } from '../authz/fixtures.js';
 import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, metricValue, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
@@ -27,7 +28,7 @@ const post = (headers: Record<string, string>, input: string | string[]) =>
 
 async function usage(org: string) {
   const entries = [];
-  for await (const entry of embedder.authz.store.readUsage({ org })) entries.push(entry);
+  for await (const entry of new UsageReports(embedder.authz.store.connection).readUsage({ org })) entries.push(entry);
   return entries;
 }
 
