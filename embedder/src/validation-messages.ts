@@ -36,6 +36,7 @@ export function describe(error: SchemaError): string {
     case 'const': return `must be ${String(p.allowedValue)}`;
     case 'minimum': return `must be at least ${String(p.limit)}`;
     case 'maximum': return `must be at most ${String(p.limit)}`;
+    case 'pattern': return `must match ${String(p.pattern)}`;
     case 'required': return 'is required';
     default: return 'is not valid';
   }

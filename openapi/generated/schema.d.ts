@@ -234,7 +234,7 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Request ID; echoed back. When absent the gateway generates a UUID. */
+        /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
         RequestId: string;
     };
     requestBodies: never;
@@ -268,7 +268,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Request ID; echoed back. When absent the gateway generates a UUID. */
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
                 "x-request-id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -312,7 +312,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Request ID; echoed back. When absent the gateway generates a UUID. */
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
                 "x-request-id"?: components["parameters"]["RequestId"];
             };
             path?: never;

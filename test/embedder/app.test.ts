@@ -277,6 +277,14 @@ describe('paths, methods, headers', () => {
     expect(generated.headers['x-request-id']).toMatch(UUID);
   });
 
+  it('an x-request-id outside the documented rule is invalid_body naming x-request-id', async () => {
+    for (const id of ['bad id', 'x'.repeat(201), 'caf\u00e9']) {
+      const res = await post({ model: TEST_MODEL_ID, input: 'x' }, { 'x-request-id': id });
+      expectProblem(res, 'invalid_body', /^x-request-id: must /);
+      expect(res.json().error.param).toBe('x-request-id');
+    }
+  });
+
   it('GET /ready is 200 once the model is loaded', async () => {
     const res = await embedder.app.inject({ method: 'GET', url: '/ready' });
     expect(res.statusCode).toBe(200);
