@@ -135,7 +135,7 @@ export interface components {
         ProblemCode: "invalid_body" | "invalid_request" | "missing_api_key" | "malformed_api_key" | "invalid_api_key" | "revoked_api_key" | "expired_api_key" | "endpoint_not_enabled" | "model_not_enabled" | "not_found" | "method_not_allowed" | "payload_too_large" | "rate_limit_exceeded" | "internal_error" | "overloaded" | "model_not_ready" | "upstream_unavailable" | "authorization_unavailable";
     };
     responses: {
-        /** @description `invalid_body` (validation; `detail` names the field) or `invalid_request` (the model refused: too many tokens, `dimensions`). */
+        /** @description `invalid_body` (validation; `detail` names the field, as does `error.param`: on every path an invalid `x-request-id` or more than 64 headers / 32 KiB of them) or `invalid_request` (the model refused: too many tokens, `dimensions`). */
         BadRequest: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -330,6 +330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
         };
     };
