@@ -4,7 +4,8 @@
  *
  * CLI: `npx tsx envoy/render.ts <out.yaml>`, reading GATEWAY_PORT, GATEWAY_HOST,
  * ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT, TLS_CERT_FILE,
- * TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S and RETRY_AFTER_SECONDS from the environment.
+ * TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S and RETRY_AFTER_SECONDS from the environment;
+ * EMBEDDER_ENDPOINTS / AUTHZ_ENDPOINTS (`ip:port,ip:port`) list several replicas instead of one.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -29,6 +30,16 @@ export interface EnvoySettings {
   readonly embedderTimeoutS: number;
   /** retry-after on Envoy's own 503s. */
   readonly retryAfterSeconds: number;
+  /** Several embedder replicas; when absent, the one at embedderHost:embedderPort. */
+  readonly embedderEndpoints?: readonly Endpoint[];
+  /** Several authz replicas; when absent, the one at authzHost:authzPort. */
+  readonly authzEndpoints?: readonly Endpoint[];
+}
+
+/** One upstream replica. */
+export interface Endpoint {
+  readonly host: string;
+  readonly port: number;
 }
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
@@ -55,6 +66,17 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     return value;
   };
   const file = (name: string, fallback: string): string => resolve(env[name] ?? fallback);
+  const endpoints = (name: string): { [key: string]: readonly Endpoint[] } => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return {};
+    const list = raw.split(',').map((item) => {
+      const [host = '', portText = ''] = item.trim().split(':');
+      const port = Number(portText);
+      if (!IPV4.test(host) || !Number.isInteger(port) || port < 1 || port > 65535) errors.push(`${name} must be ip:port[,ip:port…], got "${item}"`);
+      return { host, port };
+    });
+    return { [name === 'EMBEDDER_ENDPOINTS' ? 'embedderEndpoints' : 'authzEndpoints']: list };
+  };
   const settings: EnvoySettings = {
     gatewayHost: ip('GATEWAY_HOST', '0.0.0.0'),
     gatewayPort: port('GATEWAY_PORT', 8443),
@@ -70,6 +92,8 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     // with the default model; the OpenAI SDKs' own default timeout is 10 minutes.
     embedderTimeoutS: positive('EMBEDDER_TIMEOUT_S', 600),
     retryAfterSeconds: positive('RETRY_AFTER_SECONDS', 1),
+    ...endpoints('EMBEDDER_ENDPOINTS'),
+    ...endpoints('AUTHZ_ENDPOINTS'),
   };
   if (errors.length > 0) throw new Error(`invalid Envoy settings:\n  ${errors.join('\n  ')}`);
   return Object.freeze(settings);
@@ -90,6 +114,8 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     AUTHZ_TIMEOUT: `${settings.authzTimeoutMs / 1000}s`,
     EMBEDDER_TIMEOUT: `${settings.embedderTimeoutS}s`,
     RETRY_AFTER_SECONDS: String(settings.retryAfterSeconds),
+    EMBEDDER_ENDPOINTS: endpointList(settings.embedderEndpoints ?? [{ host: settings.embedderHost, port: settings.embedderPort }]),
+    AUTHZ_ENDPOINTS: endpointList(settings.authzEndpoints ?? [{ host: settings.authzHost, port: settings.authzPort }]),
   };
   for (const placeholder of Object.keys(localReplies)) {
     // Bodies sit in single-quoted YAML scalars and Envoy format strings, where ' and % are special.
@@ -102,6 +128,13 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     if (value === undefined) throw new Error(`unknown placeholder {{${name}}} in the Envoy template`);
     return value;
   });
+}
+
+// A YAML flow sequence of lb_endpoints, on one line so it drops into the template's indentation.
+function endpointList(endpoints: readonly Endpoint[]): string {
+  if (endpoints.length === 0) throw new Error('an Envoy cluster needs at least one endpoint');
+  const items = endpoints.map((e) => `{ endpoint: { address: { socket_address: { address: ${e.host}, port_value: ${e.port} } } } }`);
+  return `[${items.join(', ')}]`;
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
