@@ -6,6 +6,7 @@
 import { ConfigError, loadConfig, type AuthzConfig } from './config.js';
 import { createLogger } from './log.js';
 import { bindServer, createServer } from './server.js';
+import { warnWhenNotPersistent } from './store/persistence.js';
 import { createStore } from './store/redis.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -23,8 +24,10 @@ function configOrExit(): AuthzConfig {
 async function main(): Promise<void> {
   const config = configOrExit();
   const log = createLogger(config.logLevel);
-  const store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
+  const target = { url: config.redisUrl, sentinels: config.redisSentinels, sentinelName: config.redisSentinelName };
+  const store = createStore({ ...target, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
   store.onReadyChange((ready) => log.info({ event: ready ? 'redis_up' : 'redis_down' }, ready ? 'redis connected' : 'redis connection lost'));
+  warnWhenNotPersistent(store, target, config.redisTimeoutMs, (persistence, warning) => log.warn({ event: 'redis_not_persistent', ...persistence }, warning));
   const server = createServer({ config, store, log });
   const port = await bindServer(server, config.host, config.port);
   log.info({ event: 'listening', host: config.host, port, model: config.modelId, keyCacheTtlMs: config.keyCacheTtlMs }, 'authz listening');

@@ -52,7 +52,7 @@ async function run(argv: string[]): Promise<number> {
   try {
     const { command, rest } = resolve(args);
     const config = loadConfig();
-    store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: Math.max(config.redisTimeoutMs, 2000) });
+    store = createStore({ url: config.redisUrl, sentinels: config.redisSentinels, sentinelName: config.redisSentinelName, prefix: config.redisKeyPrefix, timeoutMs: Math.max(config.redisTimeoutMs, 2000) });
     await store.ready();
     const result: CommandResult = await command(rest, { config, store, now: Date.now, write: (text) => process.stdout.write(text) });
     if (result) process.stdout.write(`${json ? JSON.stringify(result) : human(result)}\n`);

@@ -5,13 +5,13 @@
  * REDIS_TIMEOUT_MS with StoreUnavailableError instead of queueing or hanging.
  */
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { openRedis, type RedisTarget } from './connection.js';
 import type { KeyRecord, OrgRecord } from '../policy/access.js';
 import { PERIOD_MS, type LimitOutcome, type LimitReason, type Limits } from '../policy/limits.js';
 import { decodeKey, decodeOrg, decodeUsage, encodeKey, encodeOrg, fromPairs, layout, utcDay, type Layout, type UsageEntry, type UsageRecord } from './records.js';
 
-export interface StoreOptions {
-  readonly url: string;
+export interface StoreOptions extends RedisTarget {
   readonly prefix: string;
   readonly timeoutMs: number;
 }
@@ -53,7 +53,7 @@ export class RedisStore {
   constructor(options: StoreOptions) {
     this.keys = layout(options.prefix);
     this.timeoutMs = options.timeoutMs;
-    const redis = new Redis(options.url, {
+    const redis = openRedis(options, {
       commandTimeout: options.timeoutMs,
       connectTimeout: Math.max(1000, options.timeoutMs),
       maxRetriesPerRequest: 0,
