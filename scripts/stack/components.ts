@@ -47,6 +47,9 @@ export interface Placement {
   readonly baseEnv?: Readonly<Record<string, string>>;
   readonly overrides?: Readonly<Record<string, string>>;
   readonly netns?: string;
+  /** Another entry file (a patched copy the bench measures) and node flags (e.g. --cpu-prof). */
+  readonly entry?: string;
+  readonly nodeArgs?: readonly string[];
 }
 
 /** The environment authz (and its admin CLI) is given. */
@@ -65,7 +68,8 @@ export function embedderEnv(svc: ServiceContract, host: string, port: number): R
 }
 
 function tsService(which: 'authz' | 'embedder', at: Placement, env: Record<string, string>) {
-  const [, ...args] = ENTRYPOINTS[which];
+  const [, ...standard] = ENTRYPOINTS[which];
+  const args = [...(at.nodeArgs ?? []), ...standard.slice(0, -1), at.entry ?? (standard.at(-1) as string)];
   return {
     name: at.name ?? which, command: process.execPath, args, cwd: repoRoot, logFile: at.logFile, netns: at.netns,
     env: { ...minimalEnv(), ...at.baseEnv, ...env, ...at.overrides },
