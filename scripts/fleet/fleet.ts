@@ -46,6 +46,8 @@ export interface FleetOptions {
   readonly modelDir: string;
   readonly envoyBinary: string;
   readonly onEvent?: (event: SupervisorEvent) => void;
+  /** Called as soon as there is something to clean up, with how to stop it (a signal may come mid-start). */
+  readonly onStopper?: (stopper: { stop: () => Promise<void>; network: Network }) => void;
 }
 
 function sentinelComponent(host: Host, primary: string, dir: string, logDir: string): ComponentSpec {
@@ -122,6 +124,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     network.destroy();
     rmSync(dir, { recursive: true, force: true });
   };
+  options.onStopper?.({ stop, network });
   try {
     execFileSync('bash', [join(repoRoot, 'scripts/certs.sh'), join(dir, 'tls')], { stdio: 'pipe' });
     const ca = readFileSync(join(dir, 'tls/ca.pem'));

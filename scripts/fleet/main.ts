@@ -30,7 +30,7 @@ const RATE_LIMIT_RPM = 20;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (line: string) => process.stderr.write(`fleet: ${line}\n`);
 
-let fleet: Fleet | undefined;
+let stopper: { stop: () => Promise<void>; network: { destroy(): void } } | undefined;
 
 async function admin(f: Fleet, ...args: string[]): Promise<string> {
   const { stdout } = await run(process.execPath, ['--import', 'tsx', 'authz/src/admin/cli.ts', ...args], { env: { ...f.adminEnv }, maxBuffer: 64 << 20 });
@@ -74,8 +74,9 @@ async function main(): Promise<number> {
   if (stale.length) say(`deleted the namespaces of earlier runs that are gone: ${stale.join(', ')}`);
   const envoyBinary = execFileSync('bash', ['scripts/install-envoy.sh'], { encoding: 'utf8' }).trim();
   say('starting the fleet (10 hosts in network namespaces)');
-  fleet = await startFleet({ modelDir: resolve(values.model as string), envoyBinary, onEvent: (e) => say(describeEvent(e)) });
-  const f = fleet;
+  const f = await startFleet({
+    modelDir: resolve(values.model as string), envoyBinary, onEvent: (e) => say(describeEvent(e)), onStopper: (s) => { stopper = s; },
+  });
   const keys = await createKeys(f, LOAD.orgs, 100_000);
   const targets = GATEWAYS.map((name) => ({ name, address: f.host(name).address, port: gatewayPort }));
   const raw: Array<{ name: string; outcomes: Awaited<ReturnType<ReturnType<typeof startLoad>['stop']>>; ms: number }> = [];
@@ -102,25 +103,28 @@ async function main(): Promise<number> {
   return 0;
 }
 
-async function shutdown(): Promise<void> {
-  const f = fleet;
-  fleet = undefined;
-  await f?.stop();
+let stopping: Promise<void> | undefined;
+let interrupted = false;
+/** Stops the fleet once, whoever asks first (a signal, the end of main, an error). */
+function shutdown(): Promise<void> {
+  stopping ??= stopper?.stop() ?? Promise.resolve();
+  return stopping;
 }
 
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
     say(`${signal}: stopping the fleet`);
+    interrupted = true;
     void shutdown().finally(() => process.exit(130));
   });
 }
 // Last resort (an uncaught error mid-way): no namespace outlives the run.
-process.once('exit', () => { if (fleet) fleet.network.destroy(); });
+process.once('exit', () => stopper?.network.destroy());
 
 main()
-  .then(async (code) => { await shutdown(); process.exit(code); })
+  .then(async (code) => { await shutdown(); process.exit(interrupted ? 130 : code); })
   .catch(async (err: Error) => {
-    say(`failed: ${err.stack ?? err.message}`);
+    if (!interrupted) say(`failed: ${err.stack ?? err.message}`);
     await shutdown();
-    process.exit(1);
+    process.exit(interrupted ? 130 : 1);
   });
