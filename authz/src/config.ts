@@ -6,7 +6,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readManifest } from '../../embedder/src/model/manifest.js';
+import { readManifestId } from '../../embedder/src/model/manifest.js';
 
 export interface AuthzConfig {
   readonly host: string;
@@ -152,7 +152,7 @@ function readModelId(env: Env, problems: string[]): string {
   }
   const dir = fromRepo(env.MODEL_DIR || '.local/models/default');
   try {
-    return readManifest(dir).id;
+    return readManifestId(dir);
   } catch (error) {
     problems.push(`MODEL_ID: not set, and the manifest in MODEL_DIR cannot tell it: ${(error as Error).message}`);
   }

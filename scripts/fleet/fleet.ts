@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderEnvoyConfig } from '../../envoy/render.js';
-import { readManifest } from '../../embedder/src/model/manifest.js';
+import { readManifestId } from '../../embedder/src/model/manifest.js';
 import {
   authzComponent, authzEnv, embedderComponent, envoyComponent, logFileOf, minimalEnv, redisComponent, repoRoot,
   type ComponentSpec, type ServiceContract,
@@ -132,7 +132,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     writeFileSync(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
     const sentinels = SENTINEL_HOSTS.map((n) => `${(network.hosts[n] as Host).address}:${PORTS.sentinel}`).join(',');
     const svc: ServiceContract = {
-      modelDir: options.modelDir, modelId: readManifest(options.modelDir).id, keyHashSecretFile: secretFile,
+      modelDir: options.modelDir, modelId: readManifestId(options.modelDir), keyHashSecretFile: secretFile,
       redisUrl: `redis://${(network.hosts['redis-a'] as Host).address}:${PORTS.redis}`, redisKeyPrefix: 'ctg-fleet:',
       redisSentinels: sentinels, redisSentinelName: SENTINEL_NAME,
     };

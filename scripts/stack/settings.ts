@@ -3,7 +3,7 @@
  * Each variable has the default the README documents; every bad value is reported at once.
  */
 import { join, resolve } from 'node:path';
-import { readManifest } from '../../embedder/src/model/manifest.js';
+import { readManifestId } from '../../embedder/src/model/manifest.js';
 import { repoRoot } from './components.js';
 import type { LocalStackSettings } from './local-stack.js';
 
@@ -59,7 +59,7 @@ export function upSettings(env: Env): UpSettings {
 
 function manifestId(modelDir: string, problems: string[]): string {
   try {
-    return readManifest(modelDir).id;
+    return readManifestId(modelDir);
   } catch (err) {
     problems.push(`MODEL_ID is not set and ${(err as Error).message} (set MODEL_ID or MODEL_DIR)`);
     return '';

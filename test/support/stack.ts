@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readManifest } from '../../embedder/src/model/manifest.js';
+import { readManifestId } from '../../embedder/src/model/manifest.js';
 import { authzComponent, authzEnv, embedderComponent, envoyComponent, repoRoot, type ServiceContract } from '../../scripts/stack/components.js';
 import { startLocalStack, writeLocalEnvoyConfig, type LocalStackSettings } from '../../scripts/stack/local-stack.js';
 import { Supervisor } from '../../scripts/stack/supervisor.js';
@@ -121,7 +121,7 @@ export function startEmbedder(dirs: StackDir, ports: StackPorts, svc: ServiceEnv
 /** The served model id: the manifest's id in `modelDir` (read by the embedder's manifest module). */
 export function manifestModelId(modelDir: string): string {
   try {
-    return readManifest(modelDir).id;
+    return readManifestId(modelDir);
   } catch (err) {
     throw new Error(`${(err as Error).message}: run \`make install\` (scripts/install-model.sh) first`);
   }
