@@ -24,6 +24,7 @@ export interface Outcome {
   readonly at: number;
   readonly bogus: boolean;
   readonly rerouted: boolean;
+  /** The problem code of a non-200 (or the client error), to tell who failed. */
   readonly error?: string;
 }
 
@@ -76,8 +77,13 @@ export class GatewayClient {
         res.on('end', () => {
           const retryAfter = res.headers['retry-after'];
           let tokens = 0;
-          if (res.statusCode === 200) tokens = Number(JSON.parse(Buffer.concat(chunks).toString()).usage?.total_tokens ?? 0);
-          resolve({ status: res.statusCode ?? 0, tokens, refused: false, ...(typeof retryAfter === 'string' ? { retryAfter } : {}) });
+          let code: string | undefined;
+          try {
+            const parsed = JSON.parse(Buffer.concat(chunks).toString()) as { usage?: { total_tokens?: number }; code?: string };
+            if (res.statusCode === 200) tokens = Number(parsed.usage?.total_tokens ?? 0);
+            else code = parsed.code;
+          } catch { code = 'unparsable body'; }
+          resolve({ status: res.statusCode ?? 0, tokens, refused: false, ...(typeof retryAfter === 'string' ? { retryAfter } : {}), ...(code ? { error: code } : {}) });
         });
         res.on('error', (e) => resolve({ status: 0, tokens: 0, refused: false, error: e.message }));
       });

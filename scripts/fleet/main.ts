@@ -4,7 +4,7 @@
  * both gateways, prints a table and writes bench/results/fleet.json. Stops everything it
  * started and deletes its namespaces on every exit path (and those of a run that was killed).
  *
- *   node --import tsx scripts/fleet/main.ts [--quick] [--out FILE] [--model DIR]
+ *   node --import tsx scripts/fleet/main.ts [--quick] [--out FILE] [--model DIR] [--only SUBSTRING]
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -19,7 +19,7 @@ import { SCENARIOS } from './scenarios.js';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, out: { type: 'string', default: 'bench/results/fleet.json' }, model: { type: 'string', default: '.local/models/test' } },
+  options: { quick: { type: 'boolean', default: false }, out: { type: 'string', default: 'bench/results/fleet.json' }, model: { type: 'string', default: '.local/models/test' }, only: { type: 'string' } },
 });
 const quick = values.quick as boolean;
 // Bounded: a few requests a second keep 2 shared cores responsive while 16 processes run.
@@ -80,7 +80,8 @@ async function main(): Promise<number> {
   const keys = await createKeys(f, LOAD.orgs, 100_000);
   const targets = GATEWAYS.map((name) => ({ name, address: f.host(name).address, port: gatewayPort }));
   const raw: Array<{ name: string; outcomes: Awaited<ReturnType<ReturnType<typeof startLoad>['stop']>>; ms: number }> = [];
-  for (const [i, scenario] of SCENARIOS.entries()) {
+  const chosen = SCENARIOS.filter((s) => !values.only || s.name.includes(values.only as string));
+  for (const [i, scenario] of chosen.entries()) {
     say(`scenario: ${scenario.name}`);
     const load = startLoad({ gateways: targets, ca: f.ca, modelId: f.modelId, keys, ratePerS: LOAD.ratePerS, maxInFlight: LOAD.maxInFlight, idPrefix: `s${i}`, bogusEvery: 10 });
     const t0 = Date.now();

@@ -14,7 +14,7 @@ export interface ScenarioResult {
   readonly usage_recorded: number;
   /** First to last client-visible failure, ms (0 without failures). */
   readonly window_ms: number;
-  /** Failures by status (0 = no response). */
+  /** Failures by status and problem code (0 = no response, with the client error). */
   readonly failed_statuses: Readonly<Record<string, number>>;
   /** Failures that were not a 503 with retry-after (fail closed means there are none). */
   readonly failed_not_503_retry_after: number;
@@ -31,7 +31,7 @@ export function summarise(name: string, outcomes: readonly Outcome[], recorded: 
   const ok = real.filter((o) => o.status === 200);
   const failed = real.filter((o) => o.status !== 200);
   const statuses: Record<string, number> = {};
-  for (const f of failed) statuses[String(f.status)] = (statuses[String(f.status)] ?? 0) + 1;
+  for (const f of failed) statuses[`${f.status} ${f.error ?? ''}`.trim()] = (statuses[`${f.status} ${f.error ?? ''}`.trim()] ?? 0) + 1;
   const times = failed.map((f) => f.at);
   return {
     name, requests: real.length, ok: ok.length, failed: failed.length,
