@@ -69,7 +69,9 @@ async function rateLimit(f: Fleet, targets: GatewayTarget[]): Promise<{ admitted
 
 async function main(): Promise<number> {
   if (process.getuid?.() !== 0) throw new Error('make fleet creates network namespaces: run it as root');
-  for (const tool of ['ip', 'redis-server', 'redis-sentinel', 'curl']) execFileSync('bash', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+  const packages: Record<string, string> = { ip: 'iproute2', 'redis-server': 'redis-server', 'redis-sentinel': 'redis-sentinel', curl: 'curl' };
+  const missing = Object.keys(packages).filter((tool) => { try { execFileSync('bash', ['-c', `command -v ${tool}`], { stdio: 'ignore' }); return false; } catch { return true; } });
+  if (missing.length) throw new Error(`missing ${missing.join(', ')}: apt-get install ${missing.map((t) => packages[t]).join(' ')}`);
   const stale = cleanStale();
   if (stale.length) say(`deleted the namespaces of earlier runs that are gone: ${stale.join(', ')}`);
   const envoyBinary = execFileSync('bash', ['scripts/install-envoy.sh'], { encoding: 'utf8' }).trim();
