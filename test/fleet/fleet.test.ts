@@ -99,7 +99,11 @@ describe('make fleet', () => {
     }
     // The Redis switch: the gateway recovers by itself (requests succeed after the window).
     expect(byName['redis primary killed']?.ok).toBeGreaterThan(0);
-    expect(r.rate_limit_admitted).toBe(r.rate_limit_limit);
+    // Exactly N of 2N: the bucket refills one request every 60/N s, so a burst slower than that
+    // (a very loaded machine) may rightly admit one more per interval, never more.
+    const refilled = Math.floor((r.rate_limit_elapsed_ms * r.rate_limit_limit) / 60_000);
+    expect(r.rate_limit_admitted).toBeGreaterThanOrEqual(r.rate_limit_limit);
+    expect(r.rate_limit_admitted).toBeLessThanOrEqual(r.rate_limit_limit + refilled);
     expect(r.rate_limit_requests).toBe(2 * r.rate_limit_limit);
     expect(r.failed_total).toBe(r.scenarios.reduce((n, s) => n + s.failed, 0));
     expect(r.usage_lost).toBe(r.scenarios.reduce((n, s) => n + s.usage_returned - s.usage_recorded, 0));
