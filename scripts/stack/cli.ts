@@ -34,7 +34,11 @@ async function up(s: UpSettings): Promise<number> {
     say(`the running stack has a failed component (${state(s)}); restarting it`);
     await down(s);
   }
-  if (daemonPid(s) === undefined) startDaemon(s);
+  if (daemonPid(s) === undefined) {
+    // Components a killed supervisor (or an older make up) left running would hold the ports.
+    await stopOrphans(s);
+    startDaemon(s);
+  }
   for (const deadline = Date.now() + 420_000; Date.now() < deadline; await sleep(250)) {
     const now = state(s);
     if (now === 'ready') return printWelcome(s), 0;
@@ -67,16 +71,25 @@ async function down(s: UpSettings): Promise<number> {
     if (daemonPid(s) !== undefined) { say('the stack supervisor did not stop in 60 s; killing it'); process.kill(pid, 'SIGKILL'); }
     say(`stopped the stack (supervisor pid ${pid})`);
   }
-  // Components left behind by a supervisor that was killed: stopped by pid file, command checked.
-  const markers: Record<string, string> = { envoy: s.envoyConfigFile, embedder: 'embedder/src/main.ts', authz: 'authz/src/main.ts', redis: 'redis-server' };
-  for (const [name, marker] of Object.entries(markers)) {
-    const orphan = runningPid(join(s.stateDir, `${name}.pid`), marker);
-    if (orphan !== undefined) { process.kill(orphan, 'SIGTERM'); say(`stopped orphaned ${name} (pid ${orphan})`); }
-    rmSync(join(s.stateDir, `${name}.pid`), { force: true });
-  }
+  await stopOrphans(s);
   rmSync(join(s.stateDir, 'stack.pid'), { force: true });
   rmSync(join(s.stateDir, 'stack.state'), { force: true });
   return 0;
+}
+
+/** Stops components whose supervisor is gone, by pid file with the command line checked. */
+async function stopOrphans(s: UpSettings): Promise<void> {
+  const markers: Record<string, string> = { envoy: s.envoyConfigFile, embedder: 'embedder/src/main.ts', authz: 'authz/src/main.ts', redis: 'redis-server' };
+  const stopping: number[] = [];
+  for (const [name, marker] of Object.entries(markers)) {
+    const orphan = runningPid(join(s.stateDir, `${name}.pid`), marker);
+    if (orphan !== undefined) { process.kill(orphan, 'SIGTERM'); stopping.push(orphan); say(`stopping orphaned ${name} (pid ${orphan})`); }
+    rmSync(join(s.stateDir, `${name}.pid`), { force: true });
+  }
+  // They drain first (authz up to 6.5 s); their ports are free once they are gone.
+  const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+  for (let i = 0; i < 150 && stopping.some(alive); i++) await sleep(100);
+  for (const pid of stopping.filter(alive)) process.kill(pid, 'SIGKILL');
 }
 
 function printWelcome(s: UpSettings): void {
