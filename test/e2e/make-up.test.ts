@@ -185,6 +185,16 @@ describe('make up / make down', () => {
     expect((await embed(key, 'after-all')).status).toBe(200);
   }, 180_000);
 
+  it('up after the supervisor itself was killed stops the components it left and starts afresh', async () => {
+    const orphans = pids();
+    process.kill(pidOf('stack'), 'SIGKILL');
+    const { stdout } = await script('up');
+    expect(stdout).toContain(`https://localhost:${env.GATEWAY_PORT}`);
+    for (const pid of Object.values(orphans)) expect(alive(pid)).toBe(false);
+    for (const pid of Object.values(pids())) expect(alive(pid)).toBe(true);
+    expect((await embed(await apiKey(), 'after-orphans')).status).toBe(200);
+  }, 300_000);
+
   it('down stops exactly what up started and frees the gateway port', async () => {
     const started = pids();
     await script('down');
