@@ -6,9 +6,13 @@
 import { ConfigError, loadConfig, type AuthzConfig } from './config.js';
 import { createLogger } from './log.js';
 import { bindServer, createServer } from './server.js';
+import { warnWhenNotPersistent } from './store/persistence.js';
 import { createStore } from './store/redis.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
+// How long a stopping authz keeps serving while saying NOT_SERVING: a few of Envoy's 0.5 s
+// health-check intervals (envoy/envoy.yaml.tmpl), so no new Check reaches it once it stops listening.
+const DRAIN_MS = 1_500;
 
 function configOrExit(): AuthzConfig {
   try {
@@ -23,19 +27,26 @@ function configOrExit(): AuthzConfig {
 async function main(): Promise<void> {
   const config = configOrExit();
   const log = createLogger(config.logLevel);
-  const store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
+  const target = { url: config.redisUrl, sentinels: config.redisSentinels, sentinelName: config.redisSentinelName };
+  const store = createStore({ ...target, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
   store.onReadyChange((ready) => log.info({ event: ready ? 'redis_up' : 'redis_down' }, ready ? 'redis connected' : 'redis connection lost'));
-  const server = createServer({ config, store, log });
+  warnWhenNotPersistent(store, target, config.redisTimeoutMs, (persistence, warning) => log.warn({ event: 'redis_not_persistent', ...persistence }, warning));
+  let draining = false;
+  const server = createServer({ config, store, log, isDraining: () => draining });
   const port = await bindServer(server, config.host, config.port);
   log.info({ event: 'listening', host: config.host, port, model: config.modelId, keyCacheTtlMs: config.keyCacheTtlMs }, 'authz listening');
 
   const shutdown = (signal: string): void => {
+    if (draining) return;
+    draining = true;
     log.info({ event: 'shutdown', signal }, 'shutting down');
-    const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS).unref();
-    server.tryShutdown(() => {
-      clearTimeout(force);
-      void store.close().then(() => process.exit(0));
-    });
+    setTimeout(() => {
+      const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS).unref();
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        void store.close().then(() => process.exit(0));
+      });
+    }, DRAIN_MS);
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));

@@ -17,6 +17,8 @@ export interface ServerDeps {
   readonly config: AuthzConfig;
   readonly store: RedisStore;
   readonly log: Logger;
+  /** True once shutdown began: the health service then says NOT_SERVING. */
+  readonly isDraining?: () => boolean;
   /** Milliseconds since the epoch; injected so tests can fix time. */
   readonly clock?: () => number;
 }
@@ -32,7 +34,7 @@ export function createServer(deps: ServerDeps): grpc.Server {
     Check: createCheckHandler({ config, store, clock, log, keyCache }),
   });
   server.addService(loaded.ctg.admission.v1.Admission.service, createAdmissionHandlers({ config, store, clock, log, keyCache }));
-  server.addService(loaded.grpc.health.v1.Health.service, createHealthHandlers(store));
+  server.addService(loaded.grpc.health.v1.Health.service, createHealthHandlers(store, deps.isDraining));
   return server;
 }
 

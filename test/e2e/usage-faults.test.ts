@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/process.js';
 import { orgWithKey, type CreatedKey } from '../support/stack-admin.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
 
@@ -78,7 +79,7 @@ describe('usage survives the loss of any one component', () => {
     const key = orgWithKey(stack, 'kill-authz');
     const fault = (async () => {
       await sleep(1_500);
-      stack.processes.authz.child.kill('SIGKILL');
+      stack.processes.authz.signal('SIGKILL');
       await sleep(1_000);
       await stack.startService('authz');
       await sleep(1_500);
@@ -93,7 +94,7 @@ describe('usage survives the loss of any one component', () => {
     const key = orgWithKey(stack, 'kill-embedder');
     const fault = (async () => {
       await sleep(1_500);
-      stack.processes.embedder.child.kill('SIGKILL');
+      stack.processes.embedder.signal('SIGKILL');
       await sleep(500);
       await stack.startService('embedder');
       await sleep(1_500);
@@ -111,11 +112,11 @@ describe('usage survives the loss of any one component', () => {
       body: JSON.stringify({ model: stack.svc.modelId, input: Array.from({ length: 500 }, (_, n) => `${'word '.repeat(60)}${n}`) }),
     }));
     await sleep(1_000);
-    const exited = new Promise((r) => stack.processes.embedder.child.once('exit', r));
-    stack.processes.embedder.child.kill('SIGTERM');
+    const embedder = stack.processes.embedder;
+    embedder.signal('SIGTERM');
     const answers = await Promise.all(inFlight);
     expect(answers.map((a) => a.status), answers.map((a) => a.body.slice(0, 300)).join(' | ')).toEqual([200, 200, 200]);
-    await exited;
+    await waitFor('the drained embedder to exit', async () => embedder.pid === undefined, 30_000);
     const byId = records(key.org);
     answers.forEach((a, i) => expect(byId.get(`drain-${i}`)).toEqual([a.json().usage.total_tokens]));
     await stack.startService('embedder');
