@@ -69,12 +69,13 @@ describe('Containerfiles', () => {
     expect(envoy.args.slice(0, cmd!.length)).toEqual(cmd);
     expect(cmd).toEqual(expect.arrayContaining(['--disable-hot-restart']));
     const configPath = cmd![cmd!.indexOf('-c') + 1];
-    // The init container runs envoy/render.ts the way scripts/stack/up.sh does, into that path.
+    // The init container runs envoy/render.ts, whose renderer the stack module uses too, into that path.
     expect(render.command).toEqual(['node', '--import', 'tsx', 'envoy/render.ts', configPath]);
     expect(render.image).toBe(find(parseObjects(renderOverlay('production')), 'Deployment', 'ctg-authz').spec.template.spec.containers[0].image);
-    const up = readFileSync(join(repoRoot, 'scripts/stack/up.sh'), 'utf8');
-    expect(up).toMatch(/tsx envoy\/render\.ts/);
-    expect(up).toMatch(/--disable-hot-restart/);
+    const stack = readFileSync(join(repoRoot, 'scripts/stack/local-stack.ts'), 'utf8');
+    expect(stack).toMatch(/from '\.\.\/\.\.\/envoy\/render\.js'/);
+    expect(stack).toMatch(/renderEnvoyConfig\(/);
+    expect(readFileSync(join(repoRoot, 'scripts/stack/components.ts'), 'utf8')).toMatch(/'--disable-hot-restart'/);
   });
 
   it('the embedder image with the model bakes the three model files into MODEL_DIR', () => {

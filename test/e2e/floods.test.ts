@@ -51,10 +51,11 @@ function expectLegitServed(result: FloodResult): void {
 describe('floods: legitimate requests keep being served', () => {
   it('idle TLS connections near the connection limit are shed within seconds, not after the 60 s idle timeout', async () => {
     const result = await idleConnectionFlood(target, 280, 12);
-    // 280 of 300 saturates the overload manager's connection trigger: idle timeouts shrink to 1 s
-    // until the count is back under half the limit (150), so at least 130 are closed.
+    // 280 of 300 saturates the overload manager's connection trigger: idle timeouts shrink to 1 s,
+    // and lengthen again as the count falls towards half the limit (150). Without the trigger none
+    // would close before 60 s; the bound leaves room for a slow, busy machine.
     const stillOpen = result.outcomes['still open at the end'] ?? 0;
-    expect(stillOpen).toBeLessThanOrEqual(150);
+    expect(stillOpen).toBeLessThanOrEqual(200);
     expectLegitServed(result);
   });
 

@@ -105,20 +105,49 @@ describe('usage survives the loss of any one component', () => {
 
   it('embedder drained (SIGTERM) with requests in flight: they finish with 200 and are recorded', async () => {
     const key = orgWithKey(stack, 'drain-embedder');
-    const inFlight = Array.from({ length: 3 }, (_, i) => stack.request({
-      method: 'POST', path: '/v1/embeddings',
-      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': `drain-${i}` },
-      // 3 × 500 inputs stay inside the queue bound (2,000 inputs), so none is refused as overloaded.
-      body: JSON.stringify({ model: stack.svc.modelId, input: Array.from({ length: 500 }, (_, n) => `${'word '.repeat(60)}${n}`) }),
-    }));
+    const inFlight = longRequests(key, 'drain-embedder');
     await sleep(1_000);
     const embedder = stack.processes.embedder;
     embedder.signal('SIGTERM');
-    const answers = await Promise.all(inFlight);
-    expect(answers.map((a) => a.status), answers.map((a) => a.body.slice(0, 300)).join(' | ')).toEqual([200, 200, 200]);
+    await expectAllAnswered(key, await inFlight);
     await waitFor('the drained embedder to exit', async () => embedder.pid === undefined, 30_000);
-    const byId = records(key.org);
-    answers.forEach((a, i) => expect(byId.get(`drain-${i}`)).toEqual([a.json().usage.total_tokens]));
     await stack.startService('embedder');
   });
+
+  it('Envoy stopped (listeners drained, then SIGTERM) with requests in flight: they finish with 200', async () => {
+    const key = orgWithKey(stack, 'drain-envoy');
+    const inFlight = longRequests(key, 'drain-envoy');
+    await sleep(1_000);
+    const stopped = stack.processes.envoy.stop();
+    await expectAllAnswered(key, await inFlight);
+    await stopped;
+    await stack.processes.envoy.restart();
+  });
+
+  it('authz stopped (SIGTERM) with requests in flight: they finish with 200 within its drain window', async () => {
+    // A single replica: its drain window must cover the requests in flight (AUTHZ_DRAIN_MS).
+    await stack.startService('authz', { AUTHZ_DRAIN_MS: '30000' });
+    const key = orgWithKey(stack, 'drain-authz');
+    const inFlight = longRequests(key, 'drain-authz');
+    await sleep(1_000);
+    stack.processes.authz.signal('SIGTERM');
+    await expectAllAnswered(key, await inFlight);
+    await stack.startService('authz');
+  });
 });
+
+/** Three requests of 500 inputs each, admitted and in flight for a few seconds. */
+function longRequests(key: CreatedKey, label: string) {
+  return Promise.all(Array.from({ length: 3 }, (_, i) => stack.request({
+    method: 'POST', path: '/v1/embeddings',
+    headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': `${label}-${i}` },
+    // 3 × 500 inputs stay inside the queue bound (2,000 inputs), so none is refused as overloaded.
+    body: JSON.stringify({ model: stack.svc.modelId, input: Array.from({ length: 500 }, (_, n) => `${'word '.repeat(60)}${n}`) }),
+  })));
+}
+
+async function expectAllAnswered(key: CreatedKey, answers: Array<{ status: number; body: string; json(): any; headers: Record<string, string> }>): Promise<void> {
+  expect(answers.map((a) => a.status), answers.map((a) => a.body.slice(0, 200)).join(' | ')).toEqual([200, 200, 200]);
+  const byId = records(key.org);
+  for (const a of answers) expect(byId.get(a.headers['x-request-id']!)).toEqual([a.json().usage.total_tokens]);
+}
