@@ -21,6 +21,9 @@ export interface AuthzConfig {
   /** How long a Check may reuse a key lookup (0 = never); see key-cache.ts for why. */
   readonly keyCacheTtlMs: number;
   readonly logLevel: string;
+  /** GET /metrics listens here (internal: loopback by default, never routed by Envoy). */
+  readonly metricsHost: string;
+  readonly metricsPort: number;
 }
 
 /** Thrown when the environment holds bad values; the message names every bad variable. */
@@ -55,6 +58,8 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     // Bounded: it is also how long a revoked key or a changed organization may go unnoticed.
     keyCacheTtlMs: read.integer('KEY_CACHE_TTL_MS', 1000, 0, 60_000),
     logLevel: read.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
+    metricsHost: read.string('AUTHZ_METRICS_HOST', '127.0.0.1'),
+    metricsPort: read.integer('AUTHZ_METRICS_PORT', 9192, 0, 65535),
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

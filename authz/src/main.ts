@@ -5,6 +5,8 @@
  */
 import { ConfigError, loadConfig, type AuthzConfig } from './config.js';
 import { createLogger } from './log.js';
+import { createAuthzMetrics } from './metrics.js';
+import { createMetricsServer, listenMetrics } from './metrics-server.js';
 import { bindServer, createServer } from './server.js';
 import { createStore } from './store/redis.js';
 
@@ -25,12 +27,22 @@ async function main(): Promise<void> {
   const log = createLogger(config.logLevel);
   const store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
   store.onReadyChange((ready) => log.info({ event: ready ? 'redis_up' : 'redis_down' }, ready ? 'redis connected' : 'redis connection lost'));
-  const server = createServer({ config, store, log });
+  const metrics = createAuthzMetrics();
+  metrics.watchRedis(() => store.isReady());
+  const server = createServer({ config, store, log, metrics });
   const port = await bindServer(server, config.host, config.port);
   log.info({ event: 'listening', host: config.host, port, model: config.modelId, keyCacheTtlMs: config.keyCacheTtlMs }, 'authz listening');
+  // Metrics are for operators: a taken port is logged (and Prometheus shows the target down),
+  // but Checks keep being answered.
+  const metricsServer = createMetricsServer(metrics);
+  listenMetrics(metricsServer, config.metricsHost, config.metricsPort).then(
+    (bound) => log.info({ event: 'metrics_listening', host: config.metricsHost, port: bound }, 'metrics on GET /metrics'),
+    (error: Error) => log.error({ event: 'metrics_unavailable', reason: error.message }, 'metrics listener failed; serving Checks without it'),
+  );
 
   const shutdown = (signal: string): void => {
     log.info({ event: 'shutdown', signal }, 'shutting down');
+    metricsServer.close();
     const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS).unref();
     server.tryShutdown(() => {
       clearTimeout(force);

@@ -8,6 +8,8 @@ import type { AuthzConfig } from './config.js';
 import { createCheckHandler } from './check.js';
 import { createHealthHandlers } from './health.js';
 import { KeyCache } from './key-cache.js';
+import type { AuthzMetrics } from './metrics.js';
+import { InstrumentedKeyCache, instrumentCheck, instrumentStore } from './metrics-instrument.js';
 import { protos } from './protos.js';
 import type { RedisStore } from './store/redis.js';
 import { createUsageHandler } from './usage.js';
@@ -18,16 +20,21 @@ export interface ServerDeps {
   readonly log: Logger;
   /** Milliseconds since the epoch; injected so tests can fix time. */
   readonly clock?: () => number;
+  /** When given, Checks, store commands, usage writes and key-cache lookups are measured. */
+  readonly metrics?: AuthzMetrics;
 }
 
 /** An unstarted gRPC server with every authz service added. */
 export function createServer(deps: ServerDeps): grpc.Server {
   const clock = deps.clock ?? Date.now;
-  const { config, store, log } = deps;
+  const { config, log, metrics } = deps;
+  const store = metrics ? instrumentStore(deps.store, metrics) : deps.store;
+  const keyCache = metrics ? new InstrumentedKeyCache(config.keyCacheTtlMs, metrics) : new KeyCache(config.keyCacheTtlMs);
+  const check = createCheckHandler({ config, store, clock, log, keyCache });
   const loaded = protos();
   const server = new grpc.Server();
   server.addService(loaded.envoy.service.auth.v3.Authorization.service, {
-    Check: createCheckHandler({ config, store, clock, log, keyCache: new KeyCache(config.keyCacheTtlMs) }),
+    Check: metrics ? instrumentCheck(check, metrics) : check,
   });
   server.addService(loaded.envoy.service.accesslog.v3.AccessLogService.service, {
     StreamAccessLogs: createUsageHandler({ store, defaultTpm: config.defaultTpm, clock, log }),

@@ -1,0 +1,83 @@
+/**
+ * Instrumentation by decoration: the Check handler, the store and the key cache are wrapped
+ * from outside, so check.ts, usage.ts and store/redis.ts stay free of metrics code. Every
+ * label comes from the handler's answer (outcome, catalogue code) or from a method name.
+ */
+import * as grpc from '@grpc/grpc-js';
+import type { CheckRequest__Output } from '../generated/envoy/service/auth/v3/CheckRequest.js';
+import type { CheckResponse } from '../generated/envoy/service/auth/v3/CheckResponse.js';
+import { KeyCache, type KeyLookup } from './key-cache.js';
+import type { AuthzMetrics, CheckOutcome } from './metrics.js';
+import type { RedisStore } from './store/redis.js';
+
+type CheckHandler = grpc.handleUnaryCall<CheckRequest__Output, CheckResponse>;
+
+// Connection management, not commands: `ready` waits for a connection and would read as latency.
+const NOT_COMMANDS = new Set(['ready', 'close', 'isReady', 'onReadyChange', 'constructor']);
+
+/** The outcome of one Check from what the handler answered (pure). */
+export function checkOutcome(error: grpc.ServiceError | Partial<grpc.StatusObject> | null, response: CheckResponse | undefined): { outcome: CheckOutcome; code: string } {
+  if (error) return { outcome: error.code === grpc.status.UNAVAILABLE ? 'unavailable' : 'error', code: '' };
+  // google.rpc.Code OK (0) lets the request through; a denial carries its catalogue code as the message.
+  if ((response?.status?.code ?? 0) === 0) return { outcome: 'allowed', code: '' };
+  return { outcome: 'denied', code: response?.status?.message ?? '' };
+}
+
+/** The Check handler, counting and timing every answer it gives. */
+export function instrumentCheck(handler: CheckHandler, metrics: AuthzMetrics): CheckHandler {
+  return (call, callback) => {
+    const started = performance.now();
+    handler(call, (error, response) => {
+      metrics.observeCheck({ ...checkOutcome(error, response ?? undefined), seconds: (performance.now() - started) / 1000 });
+      callback(error, response);
+    });
+  };
+}
+
+/**
+ * The store, with every command timed and its failures counted under the method's name (a
+ * fixed set: the class's own methods); `recordUsage` also counts usage writes and failures.
+ */
+export function instrumentStore<T extends Pick<RedisStore, 'recordUsage'>>(store: T, metrics: AuthzMetrics): T {
+  return new Proxy(store, {
+    get(target, property, receiver) {
+      const value: unknown = Reflect.get(target, property, receiver);
+      if (typeof value !== 'function' || typeof property !== 'string' || NOT_COMMANDS.has(property)) return value;
+      return (...args: unknown[]) => {
+        const started = performance.now();
+        const result: unknown = value.apply(target, args);
+        if (!(result instanceof Promise)) return result;
+        const observe = (failed: boolean): void => {
+          metrics.observeStoreCommand(property, (performance.now() - started) / 1000, failed);
+          if (property === 'recordUsage') metrics.observeUsageWrite(!failed);
+        };
+        // An async generator (readUsage) is not a Promise and passes through untimed.
+        result.then(() => observe(false), () => observe(true));
+        return result;
+      };
+    },
+  });
+}
+
+/** A KeyCache that counts hits (answered from the cache) and misses (loaded from Redis). */
+export class InstrumentedKeyCache extends KeyCache {
+  constructor(
+    ttlMs: number,
+    private readonly metrics: AuthzMetrics,
+  ) {
+    super(ttlMs);
+  }
+
+  override async lookup(id: string, now: number, load: (id: string) => Promise<KeyLookup>): Promise<KeyLookup> {
+    let hit = true;
+    const counted = (keyId: string): Promise<KeyLookup> => {
+      hit = false;
+      return load(keyId);
+    };
+    try {
+      return await super.lookup(id, now, counted);
+    } finally {
+      this.metrics.observeKeyLookup(hit);
+    }
+  }
+}
