@@ -11,7 +11,7 @@ import { createEmbedderMetrics } from './metrics.js';
 async function main(): Promise<void> {
   const config = loadConfig();
   let stopping = false;
-  const metrics = createEmbedderMetrics();
+  const metrics = createEmbedderMetrics({ inputs: config.queueMaxInputs, tokens: config.queueMaxTokens });
   const onFatal = (err: Error): void => {
     if (stopping) return;
     app.log.fatal({ err: { message: err.message } }, 'model worker failed; exiting');

@@ -31,6 +31,8 @@ export interface StackPorts {
   readonly admin: number;
   readonly authz: number;
   readonly embedder: number;
+  /** authz's internal GET /metrics. */
+  readonly authzMetrics: number;
 }
 
 export interface StackDir {
@@ -65,7 +67,7 @@ export function removeStackDir(dirs: StackDir): void {
 
 /** Free ports for every component. */
 export async function pickPorts(): Promise<StackPorts> {
-  return { gateway: await freePort(), admin: await freePort(), authz: await freePort(), embedder: await freePort() };
+  return { gateway: await freePort(), admin: await freePort(), authz: await freePort(), embedder: await freePort(), authzMetrics: await freePort() };
 }
 
 function tcpOpen(port: number): Promise<boolean> {
@@ -115,7 +117,7 @@ export interface ServiceEnv {
 
 function authzEnv(dirs: StackDir, ports: StackPorts, svc: ServiceEnv): Record<string, string> {
   return {
-    AUTHZ_HOST: '127.0.0.1', AUTHZ_PORT: String(ports.authz),
+    AUTHZ_HOST: '127.0.0.1', AUTHZ_PORT: String(ports.authz), AUTHZ_METRICS_PORT: String(ports.authzMetrics),
     REDIS_URL: redisUrl, REDIS_KEY_PREFIX: svc.redisKeyPrefix,
     KEY_HASH_SECRET_FILE: dirs.secretFile, MODEL_ID: svc.modelId, MODEL_DIR: svc.modelDir,
   };
