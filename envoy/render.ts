@@ -10,6 +10,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { localReplies, localReplyBody } from './local-replies.js';
+import { hcmTracing, otlpCluster, parseOtlpEndpoint, type OtlpEndpoint } from './tracing.js';
 
 export const templatePath = fileURLToPath(new URL('./envoy.yaml.tmpl', import.meta.url));
 
@@ -29,6 +30,8 @@ export interface EnvoySettings {
   readonly embedderTimeoutS: number;
   /** retry-after on Envoy's own 503s. */
   readonly retryAfterSeconds: number;
+  /** Where spans go (OTEL_EXPORTER_OTLP_ENDPOINT); no tracer when absent. */
+  readonly otlpEndpoint?: OtlpEndpoint | undefined;
 }
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
@@ -70,9 +73,20 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     // with the default model; the OpenAI SDKs' own default timeout is 10 minutes.
     embedderTimeoutS: positive('EMBEDDER_TIMEOUT_S', 600),
     retryAfterSeconds: positive('RETRY_AFTER_SECONDS', 1),
+    otlpEndpoint: otlp(env.OTEL_EXPORTER_OTLP_ENDPOINT, errors),
   };
   if (errors.length > 0) throw new Error(`invalid Envoy settings:\n  ${errors.join('\n  ')}`);
   return Object.freeze(settings);
+}
+
+function otlp(raw: string | undefined, errors: string[]): OtlpEndpoint | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    return parseOtlpEndpoint(raw);
+  } catch (error) {
+    errors.push((error as Error).message);
+    return undefined;
+  }
 }
 
 /** Fills the template; fails on any placeholder it does not know, so none can slip through. */
@@ -90,6 +104,8 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     AUTHZ_TIMEOUT: `${settings.authzTimeoutMs / 1000}s`,
     EMBEDDER_TIMEOUT: `${settings.embedderTimeoutS}s`,
     RETRY_AFTER_SECONDS: String(settings.retryAfterSeconds),
+    HCM_TRACING: hcmTracing(settings.otlpEndpoint),
+    OTLP_CLUSTER: otlpCluster(settings.otlpEndpoint),
   };
   for (const placeholder of Object.keys(localReplies)) {
     // Bodies sit in single-quoted YAML scalars and Envoy format strings, where ' and % are special.
