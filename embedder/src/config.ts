@@ -23,6 +23,8 @@ export interface EmbedderConfig {
   /** Seconds a client is told to wait (`retry-after`) when the queue is full or the model loads. */
   readonly retryAfterSeconds: number;
   readonly logLevel: LogLevel;
+  /** OTLP/HTTP base URL for traces (OTEL_EXPORTER_OTLP_ENDPOINT); tracing is off when unset. */
+  readonly otlpEndpoint: string | undefined;
 }
 
 /** The longest input a model may take; a batch must always be able to hold one. */
@@ -52,6 +54,10 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
   const logLevel = text('LOG_LEVEL', 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   const modelId = env.MODEL_ID?.trim() || undefined;
+  const otlpEndpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || undefined;
+  if (otlpEndpoint !== undefined && !/^https?:\/\/[^\s/]+\/?$/.test(otlpEndpoint)) {
+    problems.push('OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s):// base URL (host and port, no path)');
+  }
 
   const config: EmbedderConfig = {
     host: text('EMBEDDER_HOST', '127.0.0.1'),
@@ -67,6 +73,7 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     queueMaxTokens: int('QUEUE_MAX_TOKENS', 262_144, 1),
     retryAfterSeconds: int('RETRY_AFTER_SECONDS', 1, 1, 3600),
     logLevel,
+    otlpEndpoint,
   };
   if (problems.length > 0) {
     throw new Error(`invalid embedder configuration:\n  - ${problems.join('\n  - ')}`);

@@ -7,6 +7,7 @@ import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { loadEngine } from './engine.js';
 import { createEmbedderMetrics } from './metrics.js';
+import { registerTracing, startTracing, traceEngine } from './tracing.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -17,8 +18,12 @@ async function main(): Promise<void> {
     app.log.fatal({ err: { message: err.message } }, 'model worker failed; exiting');
     process.exit(1);
   };
-  const { engine, manifest, ready } = loadEngine(config, { onFatal, onBatch: metrics.observeBatch });
+  const tracing = startTracing(config.otlpEndpoint);
+  const loaded = loadEngine(config, { onFatal, onBatch: metrics.observeBatch });
+  const { manifest, ready } = loaded;
+  const engine = tracing.enabled ? traceEngine(loaded.engine, tracing.tracer) : loaded.engine;
   const app = buildApp({ config, engine, metrics });
+  if (tracing.enabled) registerTracing(app, tracing.tracer);
 
   ready.then(
     () => app.log.info({ model: engine.modelId, pooling: manifest.pooling, nativeDimensions: manifest.nativeDimensions }, 'model ready'),
@@ -34,6 +39,7 @@ async function main(): Promise<void> {
     app.log.info({ signal }, 'shutting down');
     await app.close();
     await engine.close();
+    await tracing.shutdown().catch(() => undefined);
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));
