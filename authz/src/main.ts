@@ -9,6 +9,7 @@ import { createAuthzMetrics } from './metrics.js';
 import { createMetricsServer, listenMetrics } from './metrics-server.js';
 import { bindServer, createServer } from './server.js';
 import { createStore } from './store/redis.js';
+import { startTracing } from './tracing.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
 
@@ -29,9 +30,10 @@ async function main(): Promise<void> {
   store.onReadyChange((ready) => log.info({ event: ready ? 'redis_up' : 'redis_down' }, ready ? 'redis connected' : 'redis connection lost'));
   const metrics = createAuthzMetrics();
   metrics.watchRedis(() => store.isReady());
-  const server = createServer({ config, store, log, metrics });
+  const tracing = startTracing(config.otlpEndpoint);
+  const server = createServer({ config, store, log, metrics, tracer: tracing.enabled ? tracing.tracer : undefined });
   const port = await bindServer(server, config.host, config.port);
-  log.info({ event: 'listening', host: config.host, port, model: config.modelId, keyCacheTtlMs: config.keyCacheTtlMs }, 'authz listening');
+  log.info({ event: 'listening', host: config.host, port, model: config.modelId, keyCacheTtlMs: config.keyCacheTtlMs, tracing: tracing.enabled }, 'authz listening');
   // Metrics are for operators: a taken port is logged (and Prometheus shows the target down),
   // but Checks keep being answered.
   const metricsServer = createMetricsServer(metrics);
@@ -46,7 +48,7 @@ async function main(): Promise<void> {
     const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS).unref();
     server.tryShutdown(() => {
       clearTimeout(force);
-      void store.close().then(() => process.exit(0));
+      void Promise.allSettled([store.close(), tracing.shutdown()]).then(() => process.exit(0));
     });
   };
   process.once('SIGINT', () => shutdown('SIGINT'));

@@ -34,11 +34,14 @@ export function instrumentCheck(handler: CheckHandler, metrics: AuthzMetrics): C
   };
 }
 
+/** Told of every store command as it starts: its name (a RedisStore method) and its promise. */
+export type CommandObserver = (command: string, result: Promise<unknown>, startedMs: number) => void;
+
 /**
- * The store, with every command timed and its failures counted under the method's name (a
- * fixed set: the class's own methods); `recordUsage` also counts usage writes and failures.
+ * The store, with `observe` told of every command (method returning a Promise; an async
+ * generator such as readUsage is not one and passes through). Method names are a fixed set.
  */
-export function instrumentStore<T extends Pick<RedisStore, 'recordUsage'>>(store: T, metrics: AuthzMetrics): T {
+export function observeCommands<T extends object>(store: T, observe: CommandObserver): T {
   return new Proxy(store, {
     get(target, property, receiver) {
       const value: unknown = Reflect.get(target, property, receiver);
@@ -46,16 +49,21 @@ export function instrumentStore<T extends Pick<RedisStore, 'recordUsage'>>(store
       return (...args: unknown[]) => {
         const started = performance.now();
         const result: unknown = value.apply(target, args);
-        if (!(result instanceof Promise)) return result;
-        const observe = (failed: boolean): void => {
-          metrics.observeStoreCommand(property, (performance.now() - started) / 1000, failed);
-          if (property === 'recordUsage') metrics.observeUsageWrite(!failed);
-        };
-        // An async generator (readUsage) is not a Promise and passes through untimed.
-        result.then(() => observe(false), () => observe(true));
+        if (result instanceof Promise) observe(property, result, started);
         return result;
       };
     },
+  });
+}
+
+/** The store, with every command timed and its failures counted; `recordUsage` also counts usage writes. */
+export function instrumentStore<T extends Pick<RedisStore, 'recordUsage'>>(store: T, metrics: AuthzMetrics): T {
+  return observeCommands(store, (command, result, started) => {
+    const observe = (failed: boolean): void => {
+      metrics.observeStoreCommand(command, (performance.now() - started) / 1000, failed);
+      if (command === 'recordUsage') metrics.observeUsageWrite(!failed);
+    };
+    result.then(() => observe(false), () => observe(true));
   });
 }
 

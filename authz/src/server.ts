@@ -3,6 +3,7 @@
  * grpc.health.v1.Health on one server. Returns it unstarted; only main.ts binds a port.
  */
 import * as grpc from '@grpc/grpc-js';
+import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { AuthzConfig } from './config.js';
 import { createCheckHandler } from './check.js';
@@ -10,6 +11,7 @@ import { createHealthHandlers } from './health.js';
 import { KeyCache } from './key-cache.js';
 import type { AuthzMetrics } from './metrics.js';
 import { InstrumentedKeyCache, instrumentCheck, instrumentStore } from './metrics-instrument.js';
+import { traceCheck, traceStore } from './tracing.js';
 import { protos } from './protos.js';
 import type { RedisStore } from './store/redis.js';
 import { createUsageHandler } from './usage.js';
@@ -22,20 +24,23 @@ export interface ServerDeps {
   readonly clock?: () => number;
   /** When given, Checks, store commands, usage writes and key-cache lookups are measured. */
   readonly metrics?: AuthzMetrics;
+  /** When given, each Check is a span with its Redis commands as children. */
+  readonly tracer?: Tracer;
 }
 
 /** An unstarted gRPC server with every authz service added. */
 export function createServer(deps: ServerDeps): grpc.Server {
   const clock = deps.clock ?? Date.now;
-  const { config, log, metrics } = deps;
-  const store = metrics ? instrumentStore(deps.store, metrics) : deps.store;
+  const { config, log, metrics, tracer } = deps;
+  let store = metrics ? instrumentStore(deps.store, metrics) : deps.store;
+  if (tracer) store = traceStore(store, tracer);
   const keyCache = metrics ? new InstrumentedKeyCache(config.keyCacheTtlMs, metrics) : new KeyCache(config.keyCacheTtlMs);
-  const check = createCheckHandler({ config, store, clock, log, keyCache });
+  let check = createCheckHandler({ config, store, clock, log, keyCache });
+  if (metrics) check = instrumentCheck(check, metrics);
+  if (tracer) check = traceCheck(check, tracer);
   const loaded = protos();
   const server = new grpc.Server();
-  server.addService(loaded.envoy.service.auth.v3.Authorization.service, {
-    Check: metrics ? instrumentCheck(check, metrics) : check,
-  });
+  server.addService(loaded.envoy.service.auth.v3.Authorization.service, { Check: check });
   server.addService(loaded.envoy.service.accesslog.v3.AccessLogService.service, {
     StreamAccessLogs: createUsageHandler({ store, defaultTpm: config.defaultTpm, clock, log }),
   });

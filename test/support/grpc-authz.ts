@@ -41,6 +41,7 @@ export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {})
     logLevel: 'silent',
     metricsHost: '127.0.0.1',
     metricsPort: 0,
+    otlpEndpoint: undefined,
     ...overrides,
   });
 }
