@@ -11,7 +11,7 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { renderEnvoyConfig } from '../../envoy/render.js';
+import { renderEnvoyConfig, type EnvoySettings } from '../../envoy/render.js';
 import { freePort, readyOrStopped, startProcess, startTsProcess, waitFor, type ManagedProcess } from './process.js';
 import { gatewayRequest, type GatewayRequest, type GatewayResponse } from './stack-client.js';
 
@@ -84,14 +84,14 @@ async function httpOk(url: string): Promise<boolean> {
 }
 
 /** Renders the bootstrap into the stack dir and starts Envoy; resolves once it is LIVE. */
-export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeoutMs = 500): Promise<ManagedProcess> {
+export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeoutMs = 500, extra: Partial<EnvoySettings> = {}): Promise<ManagedProcess> {
   const configFile = join(dirs.dir, 'envoy.yaml');
   writeFileSync(configFile, renderEnvoyConfig({
     gatewayHost: '127.0.0.1', gatewayPort: ports.gateway, adminPort: ports.admin,
     embedderHost: '127.0.0.1', embedderPort: ports.embedder,
     authzHost: '127.0.0.1', authzPort: ports.authz,
     tlsCertFile: dirs.certFile, tlsKeyFile: dirs.keyFile,
-    authzTimeoutMs, embedderTimeoutS: 600, retryAfterSeconds: 1,
+    authzTimeoutMs, embedderTimeoutS: 600, retryAfterSeconds: 1, ...extra,
   }));
   const envoy = startProcess({
     name: 'envoy',
@@ -175,8 +175,15 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
+/** Extra settings for every service of a stack (the tracing tests send spans to their receiver). */
+export interface StackOptions {
+  /** Variables for authz and the embedder. */
+  readonly env?: Record<string, string>;
+  readonly envoy?: Partial<EnvoySettings>;
+}
+
 /** Starts Redis-backed authz, the embedder on `modelDir`, and Envoy in front; all on free ports. */
-export async function startStack(modelDir = join(repoRoot, '.local/models/default')): Promise<Stack> {
+export async function startStack(modelDir = join(repoRoot, '.local/models/default'), options: StackOptions = {}): Promise<Stack> {
   const dirs = makeStackDir();
   const ports = await pickPorts();
   const svc: ServiceEnv = {
@@ -185,12 +192,12 @@ export async function startStack(modelDir = join(repoRoot, '.local/models/defaul
   };
   const started: ManagedProcess[] = [];
   // The embedder loads its model while authz and Envoy start.
-  const embedderReady = startEmbedder(dirs, ports, svc);
+  const embedderReady = startEmbedder(dirs, ports, svc, options.env);
   embedderReady.catch(() => undefined); // awaited below; this only keeps an early rejection handled
   try {
-    const authz = await startAuthz(dirs, ports, svc);
+    const authz = await startAuthz(dirs, ports, svc, options.env);
     started.push(authz);
-    const envoy = await startEnvoy(dirs, ports);
+    const envoy = await startEnvoy(dirs, ports, 500, options.envoy);
     started.push(envoy);
     const embedder = await embedderReady;
     return makeStack(dirs, ports, svc, { envoy, authz, embedder });
