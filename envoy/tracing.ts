@@ -9,7 +9,7 @@
  * the route name and the TLS version only.
  */
 
-/** Where Envoy sends OTLP/HTTP (protobuf) spans: an IPv4 address (STATIC cluster) and a port. */
+/** Where Envoy sends OTLP/HTTP (protobuf) spans: an IPv4 address or a DNS name, and a port. */
 export interface OtlpEndpoint {
   readonly host: string;
   readonly port: number;
@@ -17,11 +17,13 @@ export interface OtlpEndpoint {
 
 const OTLP_CLUSTER = 'otlp_collector';
 
-/** Parses `http://<ipv4>:<port>[/]` (the OTLP base URL); throws naming the variable otherwise. */
+const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+
+/** Parses `http://<host>:<port>[/]` (the OTLP base URL); throws naming the variable otherwise. */
 export function parseOtlpEndpoint(raw: string, variable = 'OTEL_EXPORTER_OTLP_ENDPOINT'): OtlpEndpoint {
-  const match = /^http:\/\/(\d{1,3}(?:\.\d{1,3}){3}):(\d{1,5})\/?$/.exec(raw);
+  const match = /^http:\/\/([A-Za-z0-9.-]+):(\d{1,5})\/?$/.exec(raw);
   const port = Number(match?.[2]);
-  if (!match || port < 1 || port > 65535) throw new Error(`${variable} must be http://<IPv4 address>:<port> for Envoy, got "${raw}"`);
+  if (!match || port < 1 || port > 65535) throw new Error(`${variable} must be http://<host>:<port> (an explicit port) for Envoy, got "${raw}"`);
   return { host: match[1]!, port };
 }
 
@@ -54,7 +56,8 @@ export function otlpCluster(endpoint: OtlpEndpoint | undefined): string {
   if (!endpoint) return '# no OTLP cluster (tracing off)';
   const cluster = {
     name: OTLP_CLUSTER,
-    type: 'STATIC',
+    // A collector is usually a Service name in a cluster, an address on one machine.
+    type: IPV4.test(endpoint.host) ? 'STATIC' : 'STRICT_DNS',
     connect_timeout: '1s',
     load_assignment: {
       cluster_name: OTLP_CLUSTER,
