@@ -52,7 +52,7 @@ async function main(): Promise<void> {
     await addOrg(store, 'bench', { rpm: 100_000_000, tpm: 1_000_000_000 });
     const { key } = await addKey(store, 'bench');
     await new Promise<void>((resolve, reject) => client.waitForReady(Date.now() + 30_000, (e) => (e ? reject(e) : resolve())));
-    const request = envoyCheck({ authorization: `Bearer ${key}`, model: TEST_MODEL });
+    const request = envoyCheck({ authorization: `Bearer ${key}` });
     const once = () =>
       new Promise<number>((resolve, reject) => {
         const start = process.hrtime.bigint();

@@ -34,7 +34,7 @@ export async function startEmbedder(modelDir: string, modelId: string, env: Reco
   const baseUrl = `http://127.0.0.1:${port}`;
   const body = embeddingBody(modelId, 'short', 1);
   await waitUntil(service, 120_000, async () => {
-    const res = await fetch(`${baseUrl}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const res = await fetch(`${baseUrl}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-gateway-model': modelId }, body });
     await res.arrayBuffer();
     return res.status === 200;
   });

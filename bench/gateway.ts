@@ -39,7 +39,8 @@ type Path = { name: 'direct' | 'gateway'; url: string; headers: Record<string, s
 
 function paths(stack: BenchStack): Path[] {
   return [
-    { name: 'direct', url: `${stack.embedderUrl}/v1/embeddings`, headers: {} },
+    // Direct to the embedder, with the model grant authz adds in the gateway path.
+    { name: 'direct', url: `${stack.embedderUrl}/v1/embeddings`, headers: { 'x-gateway-model': stack.modelId } },
     { name: 'gateway', url: `${stack.gatewayUrl}/v1/embeddings`, headers: { authorization: `Bearer ${stack.apiKey}` } },
   ];
 }

@@ -19,6 +19,11 @@ export const localReplies: Readonly<Record<string, LocalReply>> = Object.freeze(
   },
   PROBLEM_PAYLOAD_TOO_LARGE: { code: 'payload_too_large', detail: 'The request body is larger than 1 MiB.' },
   PROBLEM_MALFORMED_REQUEST: { code: 'invalid_body', detail: 'The HTTP request could not be read.' },
+  PROBLEM_HEADERS_TOO_LARGE: { code: 'invalid_body', detail: 'headers: at most 64 request headers and 32 KiB of them are accepted.' },
+  PROBLEM_INVALID_REQUEST_ID: {
+    code: 'invalid_body',
+    detail: 'x-request-id: must be sent once, 1 to 200 characters of A-Z a-z 0-9 . _ : / + = @ -',
+  },
   PROBLEM_UPSTREAM_UNAVAILABLE: {
     code: 'upstream_unavailable',
     detail: 'The embedding service cannot be reached; retry after the retry-after seconds.',

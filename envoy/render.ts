@@ -3,8 +3,10 @@
  * addresses, timeouts and the catalogue's problem bodies are substituted.
  *
  * CLI: `npx tsx envoy/render.ts <out.yaml>`, reading GATEWAY_PORT, GATEWAY_HOST,
- * ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT, TLS_CERT_FILE,
- * TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S and RETRY_AFTER_SECONDS from the environment.
+ * GATEWAY_HOST_V6, ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT,
+ * TLS_CERT_FILE, TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S, RETRY_AFTER_SECONDS,
+ * REQUEST_TIMEOUT_S, CONNECTION_IDLE_TIMEOUT_S, ENVOY_MAX_CONNECTIONS and ENVOY_MAX_HEAP_MB
+ * from the environment.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -16,6 +18,8 @@ export const templatePath = fileURLToPath(new URL('./envoy.yaml.tmpl', import.me
 
 export interface EnvoySettings {
   readonly gatewayHost: string;
+  /** Further addresses of the gateway listener (dual-stack: the IPv6 one). */
+  readonly gatewayExtraHosts?: readonly string[];
   readonly gatewayPort: number;
   readonly adminPort: number;
   readonly embedderHost: string;
@@ -30,11 +34,29 @@ export interface EnvoySettings {
   readonly embedderTimeoutS: number;
   /** retry-after on Envoy's own 503s. */
   readonly retryAfterSeconds: number;
+  /** The whole request, body included, must arrive within this many seconds (slow uploads). */
+  readonly requestTimeoutS?: number;
+  /** A downstream connection with no request in flight is closed after this many seconds. */
+  readonly connectionIdleTimeoutS?: number;
+  /** Downstream connections Envoy holds at once; past it new ones are refused. */
+  readonly maxConnections?: number;
+  /** Heap at which the overload actions saturate (timers shrink from 70%, requests stop at 95%). */
+  readonly maxHeapBytes?: number;
   /** Where spans go (OTEL_EXPORTER_OTLP_ENDPOINT); no tracer when absent. */
   readonly otlpEndpoint?: OtlpEndpoint | undefined;
 }
 
+/** Defaults of the optional limits; the README's "Security" section measures them. */
+export const LIMIT_DEFAULTS = Object.freeze({
+  requestTimeoutS: 60,
+  connectionIdleTimeoutS: 60,
+  maxConnections: 10_000,
+  maxHeapBytes: 512 * 1024 * 1024,
+});
+
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+/** IPv6 literals as Envoy takes them in a socket address (no brackets, no zone). */
+const IPV6 = /^[0-9a-fA-F:]*:[0-9a-fA-F:.]*$/;
 
 /** Parses settings from an environment map, reporting every bad variable at once. */
 export function settingsFromEnv(env: Readonly<Record<string, string | undefined>>): EnvoySettings {
@@ -50,6 +72,12 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     // STATIC clusters and listeners take IP addresses, not names.
     if (!IPV4.test(value)) errors.push(`${name} must be an IPv4 address, got "${value}"`);
     return value;
+  };
+  const ip6 = (name: string, fallback: string): string[] => {
+    const value = env[name] ?? fallback;
+    if (value === '') return [];
+    if (!IPV6.test(value)) errors.push(`${name} must be an IPv6 address or empty, got "${value}"`);
+    return [value];
   };
   const positive = (name: string, fallback: number): number => {
     const raw = env[name] ?? String(fallback);
@@ -73,6 +101,12 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     // with the default model; the OpenAI SDKs' own default timeout is 10 minutes.
     embedderTimeoutS: positive('EMBEDDER_TIMEOUT_S', 600),
     retryAfterSeconds: positive('RETRY_AFTER_SECONDS', 1),
+    // Dual-stack by default; an empty GATEWAY_HOST_V6 listens on IPv4 only.
+    gatewayExtraHosts: ip6('GATEWAY_HOST_V6', '::'),
+    requestTimeoutS: positive('REQUEST_TIMEOUT_S', LIMIT_DEFAULTS.requestTimeoutS),
+    connectionIdleTimeoutS: positive('CONNECTION_IDLE_TIMEOUT_S', LIMIT_DEFAULTS.connectionIdleTimeoutS),
+    maxConnections: positive('ENVOY_MAX_CONNECTIONS', LIMIT_DEFAULTS.maxConnections),
+    maxHeapBytes: positive('ENVOY_MAX_HEAP_MB', LIMIT_DEFAULTS.maxHeapBytes / 1048576) * 1048576,
     otlpEndpoint: otlp(env.OTEL_EXPORTER_OTLP_ENDPOINT, errors),
   };
   if (errors.length > 0) throw new Error(`invalid Envoy settings:\n  ${errors.join('\n  ')}`);
@@ -104,6 +138,13 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     AUTHZ_TIMEOUT: `${settings.authzTimeoutMs / 1000}s`,
     EMBEDDER_TIMEOUT: `${settings.embedderTimeoutS}s`,
     RETRY_AFTER_SECONDS: String(settings.retryAfterSeconds),
+    GATEWAY_ADDITIONAL_ADDRESSES: JSON.stringify((settings.gatewayExtraHosts ?? []).map((address) => ({
+      address: { socket_address: { address, port_value: settings.gatewayPort } },
+    }))),
+    REQUEST_TIMEOUT: `${settings.requestTimeoutS ?? LIMIT_DEFAULTS.requestTimeoutS}s`,
+    CONNECTION_IDLE_TIMEOUT: `${settings.connectionIdleTimeoutS ?? LIMIT_DEFAULTS.connectionIdleTimeoutS}s`,
+    MAX_CONNECTIONS: String(settings.maxConnections ?? LIMIT_DEFAULTS.maxConnections),
+    MAX_HEAP_BYTES: String(settings.maxHeapBytes ?? LIMIT_DEFAULTS.maxHeapBytes),
     HCM_TRACING: hcmTracing(settings.otlpEndpoint),
     OTLP_CLUSTER: otlpCluster(settings.otlpEndpoint),
   };

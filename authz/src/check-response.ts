@@ -23,18 +23,21 @@ function headers(values: Record<string, string>): HeaderValueOption[] {
   return Object.entries(values).map(([key, value]) => ({ header: { key, value }, append_action: 'OVERWRITE_IF_EXISTS_OR_ADD' }));
 }
 
-/** The response letting a granted request through, with identity and rate-limit headers. */
-export function allowed(grant: Grant, outcome: LimitOutcome): CheckResponse {
+/**
+ * The response letting a granted request through, with identity and rate-limit headers.
+ * `clientGatewayHeaders` are the request's own `x-gateway-*` names: removed unless authz sets
+ * them, so a forged grant cannot survive even behind a proxy that does not strip them.
+ */
+export function allowed(grant: Grant, outcome: LimitOutcome, clientGatewayHeaders: readonly string[] = []): CheckResponse {
+  const identity: Record<string, string> = { [IDENTITY_HEADERS.org]: grant.org.id, [IDENTITY_HEADERS.key]: grant.keyId };
+  if (grant.modelEnabled) identity[IDENTITY_HEADERS.model] = grant.model;
+  const forged = clientGatewayHeaders.filter((name) => !(name in identity));
   return {
     status: { code: RPC_OK },
     ok_response: {
-      headers: headers({
-        [IDENTITY_HEADERS.org]: grant.org.id,
-        [IDENTITY_HEADERS.key]: grant.keyId,
-        [IDENTITY_HEADERS.model]: grant.model,
-      }),
+      headers: headers(identity),
       // The embedder has no use for the caller's secret; it never travels past the gateway.
-      headers_to_remove: ['authorization'],
+      headers_to_remove: ['authorization', ...forged],
       response_headers_to_add: headers(rateLimitHeaders(outcome)),
     },
   };

@@ -1,7 +1,7 @@
 /**
- * The `envoy.service.auth.v3.Authorization/Check` handler: reads what Envoy sends (headers,
- * path, the body's `model` from `ctg.request` metadata), asks policy and the store, and
- * answers with an allowed or denied CheckResponse. A store fault becomes gRPC UNAVAILABLE,
+ * The `envoy.service.auth.v3.Authorization/Check` handler: reads what Envoy sends (headers and
+ * path only: Envoy asks before it reads any body, and a mesh's Envoy sends the same), asks
+ * policy and the store, and answers with an allowed or denied CheckResponse. A store fault becomes gRPC UNAVAILABLE,
  * which Envoy (fail closed) turns into 503 `authorization_unavailable`; nothing passes unchecked.
  */
 import * as grpc from '@grpc/grpc-js';
@@ -11,15 +11,13 @@ import type { CheckResponse } from '../generated/envoy/service/auth/v3/CheckResp
 import type { _envoy_service_auth_v3_AttributeContext_HttpRequest__Output as HttpAttributes } from '../generated/envoy/service/auth/v3/AttributeContext.js';
 import type { AuthzConfig } from './config.js';
 import { allowed, denied, rateLimited } from './check-response.js';
+import { GATEWAY_HEADER_PREFIX } from './headers.js';
 import type { KeyCache } from './key-cache.js';
 import { decideAccess, endpointOf } from './policy/access.js';
 import { isDeny } from './policy/decision.js';
 import { parseAuthorization } from './policy/keys.js';
 import { limitsFor } from './policy/limits.js';
 import { StoreUnavailableError, type RedisStore } from './store/redis.js';
-
-/** Envoy's json_to_metadata filter puts the body's `model` here. */
-export const MODEL_METADATA_NAMESPACE = 'ctg.request';
 
 export interface CheckDeps {
   readonly config: Pick<AuthzConfig, 'keyPrefix' | 'keyHashSecret' | 'modelId' | 'defaultRpm' | 'defaultTpm'>;
@@ -43,7 +41,6 @@ export async function decide(request: CheckRequest__Output, deps: CheckDeps): Pr
     key,
     org,
     endpoint: endpointOf(http?.path ?? ''),
-    requestedModel: requestedModel(request),
     servedModel: deps.config.modelId,
     serverSecret: deps.config.keyHashSecret,
     now,
@@ -51,7 +48,7 @@ export async function decide(request: CheckRequest__Output, deps: CheckDeps): Pr
   if (isDeny(access)) return denied(access);
   const limits = limitsFor(access.org, { rpm: deps.config.defaultRpm, tpm: deps.config.defaultTpm });
   const outcome = await deps.store.checkLimits(access.org.id, access.model, now, limits);
-  return outcome.allowed ? allowed(access, outcome) : rateLimited(outcome);
+  return outcome.allowed ? allowed(access, outcome, gatewayHeadersIn(http)) : rateLimited(outcome);
 }
 
 /** The Check handler for the gRPC server. */
@@ -85,9 +82,8 @@ function headerOf(http: HttpAttributes | null | undefined, name: string): string
   return raw.value || Buffer.from(raw.raw_value ?? '').toString('utf8');
 }
 
-function requestedModel(request: CheckRequest__Output): string | null {
-  const fields = request.attributes?.metadata_context?.filter_metadata?.[MODEL_METADATA_NAMESPACE]?.fields;
-  const model = fields?.model;
-  // A non-string `model` is the embedder's 400 invalid_body, like a missing one.
-  return model?.kind === 'stringValue' && typeof model.stringValue === 'string' ? model.stringValue : null;
+/** Client-sent `x-gateway-*` header names: only authz may set those, so it removes them all. */
+function gatewayHeadersIn(http: HttpAttributes | null | undefined): string[] {
+  const names = [...Object.keys(http?.headers ?? {}), ...(http?.header_map?.headers ?? []).map((h) => h.key.toLowerCase())];
+  return [...new Set(names.filter((name) => name.startsWith(GATEWAY_HEADER_PREFIX)))];
 }

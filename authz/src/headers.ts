@@ -3,7 +3,13 @@
  * client-sent `x-gateway-*` header before ext_authz, so only authz can set the identity ones.
  */
 
-/** Identity headers authz adds to the upstream request. */
+/** The prefix of every header only authz may set; client-sent ones are removed. */
+export const GATEWAY_HEADER_PREFIX = 'x-gateway-';
+
+/**
+ * Identity headers authz adds to the upstream request. `model` is the grant: present only when
+ * the organization may use the served model, and the embedder serves nothing else.
+ */
 export const IDENTITY_HEADERS = {
   org: 'x-gateway-org-id',
   key: 'x-gateway-key-id',

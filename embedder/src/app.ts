@@ -11,6 +11,7 @@ import type { EmbeddingEngine } from './engine.js';
 import { BODY_LIMIT_BYTES, ProblemError, handleError, handleNotFound, sendProblem } from './errors.js';
 import { createEmbeddingsHandler } from './handlers/embeddings.js';
 import { getHealth, readyHandler } from './handlers/health.js';
+import { parseJsonBody } from './json-body.js';
 import { metricsHandler } from './handlers/metrics.js';
 import type { EmbedderMetrics } from './metrics.js';
 import { JSON_MEDIA_TYPE, registerMethodNotAllowed, registerOperations } from './openapi-routes.js';
@@ -53,9 +54,16 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     frameworkErrors: (error, _request, reply) => sendProblem(reply, new ProblemError('invalid_body', error.code === 'FST_ERR_BAD_URL' ? 'url: is not valid' : 'request: could not be read')),
   });
 
-  // A media type containing "json" is parsed as JSON (spec rule 1); __proto__ keys are dropped.
+  // A media type containing "json" is parsed as JSON (spec rule 1) by the gateway's one strict
+  // parser (json-body.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'string' }, app.getDefaultJsonParser('remove', 'remove'));
+  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
+    try {
+      done(null, parseJsonBody(body as Buffer));
+    } catch (error) {
+      done(error as Error, undefined);
+    }
+  });
   app.addContentTypeParser('*', async () => {
     throw new ProblemError('invalid_body', 'content-type: must contain json');
   });

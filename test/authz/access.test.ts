@@ -9,7 +9,7 @@ const key: KeyRecord = { id: presented.id, org: 'acme', name: 'ci', hash: hashSe
 const org: OrgRecord = { id: 'acme', endpoints: ['embeddings'], models: ['m1'], rpm: null, tpm: null, createdAt: NOW - 2000 };
 
 function request(overrides: Partial<AccessRequest> = {}): AccessRequest {
-  return { presented, key, org, endpoint: 'embeddings', requestedModel: 'm1', servedModel: 'm1', serverSecret: SERVER_SECRET, now: NOW, ...overrides };
+  return { presented, key, org, endpoint: 'embeddings', servedModel: 'm1', serverSecret: SERVER_SECRET, now: NOW, ...overrides };
 }
 
 describe('endpointOf', () => {
@@ -23,7 +23,7 @@ describe('endpointOf', () => {
 
 describe('decideAccess', () => {
   it('grants a valid key on an enabled endpoint and model', () => {
-    expect(decideAccess(request())).toEqual({ kind: 'grant', org, keyId: key.id, model: 'm1' });
+    expect(decideAccess(request())).toEqual({ kind: 'grant', org, keyId: key.id, model: 'm1', modelEnabled: true });
   });
 
   it('answers unknown ids and wrong secrets alike: invalid_api_key', () => {
@@ -47,18 +47,9 @@ describe('decideAccess', () => {
     expect(decideAccess(request({ endpoint: null }))).toMatchObject({ code: 'endpoint_not_enabled' });
   });
 
-  it('answers model_not_enabled for a model not granted or not served', () => {
-    expect(decideAccess(request({ org: { ...org, models: [] } }))).toMatchObject({ code: 'model_not_enabled' });
-    expect(decideAccess(request({ requestedModel: 'other' }))).toMatchObject({ code: 'model_not_enabled' });
-    expect(decideAccess(request({ requestedModel: 'other', org: { ...org, models: ['m1', 'other'] } }))).toMatchObject({ code: 'model_not_enabled' });
-  });
-
-  it('lets a request without a model through under the served model (the embedder answers 400)', () => {
-    expect(decideAccess(request({ requestedModel: null }))).toMatchObject({ kind: 'grant', model: 'm1' });
-    expect(decideAccess(request({ requestedModel: null, org: { ...org, models: [] } }))).toMatchObject({ kind: 'grant', model: 'm1' });
-  });
-
-  it('does not echo the requested model in the detail', () => {
-    expect(JSON.stringify(decideAccess(request({ requestedModel: 'CANARY-MODEL-TEXT' })))).not.toContain('CANARY');
+  it('grants the served model only to an organization that has it (decided on headers alone)', () => {
+    expect(decideAccess(request({ org: { ...org, models: [] } }))).toMatchObject({ kind: 'grant', model: 'm1', modelEnabled: false });
+    expect(decideAccess(request({ org: { ...org, models: ['other'] } }))).toMatchObject({ kind: 'grant', model: 'm1', modelEnabled: false });
+    expect(decideAccess(request({ servedModel: 'other', org: { ...org, models: ['m1', 'other'] } }))).toMatchObject({ model: 'other', modelEnabled: true });
   });
 });

@@ -54,7 +54,7 @@ describe('admin CLI', () => {
     const created = await adminJson('key', 'create', '--org', 'acme', '--name', 'ci');
     expect(created).toMatchObject({ org: 'acme', name: 'ci', expiresAt: null });
     expect(created.key).toMatch(new RegExp(`^CTG_${created.id}_[A-Z]{38}$`));
-    const check = () => authz.check(envoyCheck({ authorization: `Bearer ${created.key}`, model: TEST_MODEL }));
+    const check = () => authz.check(envoyCheck({ authorization: `Bearer ${created.key}` }));
     expect((await check()).http_response).toBe('ok_response');
 
     const listed = await admin('key', 'list', '--org', 'acme', '--json');
@@ -71,7 +71,7 @@ describe('admin CLI', () => {
   it('creates keys with an expiry', async () => {
     const created = await adminJson('key', 'create', '--org', 'acme', '--expires-at', '2000-01-01T00:00:00Z');
     expect(created.expiresAt).toBe('2000-01-01T00:00:00.000Z');
-    const response = await authz.check(envoyCheck({ authorization: `Bearer ${created.key}`, model: TEST_MODEL }));
+    const response = await authz.check(envoyCheck({ authorization: `Bearer ${created.key}` }));
     expect(JSON.parse(response.denied_response!.body).code).toBe('expired_api_key');
   });
 

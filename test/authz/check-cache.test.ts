@@ -64,7 +64,7 @@ describe('Check with the key cache (real gRPC, real Redis)', () => {
     await authz.stop();
   });
 
-  const check = async (authorization: string) => problemCode(await authz.check(envoyCheck({ authorization, model: TEST_MODEL })));
+  const check = async (authorization: string) => problemCode(await authz.check(envoyCheck({ authorization })));
 
   it('makes two round trips for an uncached key, then exactly one (the rate-limit script) while cached', async () => {
     now = NOW;
@@ -127,7 +127,7 @@ describe('Check with the key cache while Redis is unavailable', () => {
     const proxy = await startRedisProxy();
     const authz = await startAuthz(testConfig(prefix, { redisUrl: proxy.url, redisTimeoutMs: 1000, keyCacheTtlMs: TTL_MS }), { clock: () => NOW });
     const status = (authorization: string) =>
-      authz.check(envoyCheck({ authorization, model: TEST_MODEL })).then(problemCode, (error: grpc.ServiceError) => error.code);
+      authz.check(envoyCheck({ authorization })).then(problemCode, (error: grpc.ServiceError) => error.code);
     try {
       await addOrg(authz.store, 'acme');
       const cached = await addKey(authz.store, 'acme');

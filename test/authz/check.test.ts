@@ -47,7 +47,7 @@ function statusName(status: number): string {
 
 describe('Check: allowed', () => {
   it('lets a valid key through with identity headers upstream and rate-limit headers to the client', async () => {
-    const response = await authz.check(envoyCheck({ authorization: `Bearer ${good.key}`, model: TEST_MODEL }));
+    const response = await authz.check(envoyCheck({ authorization: `Bearer ${good.key}` }));
     expect(response.status?.code).toBe(0);
     expect(response.http_response).toBe('ok_response');
     const ok = response.ok_response!;
@@ -61,10 +61,22 @@ describe('Check: allowed', () => {
     });
   });
 
-  it('lets a body without a model through under the served model, for the embedder to answer 400', async () => {
-    const response = await authz.check(envoyCheck({ authorization: `Bearer ${good.key}` }));
+  it('grants x-gateway-model only to an organization that may use the served model', async () => {
+    await addOrg(authz.store, 'nomodels', { models: [] });
+    const key = await addKey(authz.store, 'nomodels');
+    const response = await authz.check(envoyCheck({ authorization: `Bearer ${key.key}` }));
+    // Allowed on headers (the body may still be a 400); the embedder refuses any model without the grant.
     expect(response.http_response).toBe('ok_response');
-    expect(headerMap(response.ok_response!.headers)['x-gateway-model']).toBe(TEST_MODEL);
+    expect(headerMap(response.ok_response!.headers)).toEqual({ 'x-gateway-org-id': 'nomodels', 'x-gateway-key-id': key.id });
+  });
+
+  it('removes every client-sent x-gateway-* header it does not set itself', async () => {
+    const forged = { 'x-gateway-model': TEST_MODEL, 'x-gateway-org-id': 'other', 'x-gateway-anything': '1' };
+    await addOrg(authz.store, 'forger', { models: [] });
+    const key = await addKey(authz.store, 'forger');
+    const ok = (await authz.check(envoyCheck({ authorization: `Bearer ${key.key}`, headers: forged }))).ok_response!;
+    expect(ok.headers_to_remove.sort()).toEqual(['authorization', 'x-gateway-anything', 'x-gateway-model']);
+    expect(headerMap(ok.headers)['x-gateway-org-id']).toBe('forger');
   });
 });
 
@@ -76,26 +88,26 @@ describe('Check: 401', () => {
     ['a malformed key', 'Bearer CTG_SHORT_KEY', 'malformed_api_key'],
     ['an unknown key', `Bearer CTG_ZZZZZZZZZZZZ_${'A'.repeat(38)}`, 'invalid_api_key'],
   ])('answers %s with %s and www-authenticate: Bearer', async (_label, authorization, code) => {
-    const { headers } = await expectDenied({ authorization, model: TEST_MODEL }, 401, code);
+    const { headers } = await expectDenied({ authorization }, 401, code);
     expect(headers['www-authenticate']).toBe('Bearer');
   });
 
   it('answers a wrong secret for a real key id with invalid_api_key', async () => {
     const wrong = `${good.key.slice(0, -1)}${good.key.endsWith('A') ? 'B' : 'A'}`;
-    await expectDenied({ authorization: `Bearer ${wrong}`, model: TEST_MODEL }, 401, 'invalid_api_key');
+    await expectDenied({ authorization: `Bearer ${wrong}` }, 401, 'invalid_api_key');
   });
 
   it('answers a revoked key with revoked_api_key', async () => {
     const revoked = await addKey(authz.store, 'acme', { revoked: true });
-    await expectDenied({ authorization: `Bearer ${revoked.key}`, model: TEST_MODEL }, 401, 'revoked_api_key');
+    await expectDenied({ authorization: `Bearer ${revoked.key}` }, 401, 'revoked_api_key');
   });
 
   it('answers an expired key with expired_api_key, by the injected clock', async () => {
     const expiring = await addKey(authz.store, 'acme', { expiresAt: NOW + 60_000 });
-    expect((await authz.check(envoyCheck({ authorization: `Bearer ${expiring.key}`, model: TEST_MODEL }))).http_response).toBe('ok_response');
+    expect((await authz.check(envoyCheck({ authorization: `Bearer ${expiring.key}` }))).http_response).toBe('ok_response');
     now = NOW + 60_000;
     try {
-      await expectDenied({ authorization: `Bearer ${expiring.key}`, model: TEST_MODEL }, 401, 'expired_api_key');
+      await expectDenied({ authorization: `Bearer ${expiring.key}` }, 401, 'expired_api_key');
     } finally {
       now = NOW;
     }
@@ -103,19 +115,12 @@ describe('Check: 401', () => {
 });
 
 describe('Check: 403', () => {
-  it('answers model_not_enabled for another model and for an organization without the model', async () => {
-    await expectDenied({ authorization: `Bearer ${good.key}`, model: 'gpt-4' }, 403, 'model_not_enabled');
-    await addOrg(authz.store, 'nomodels', { models: [] });
-    const key = await addKey(authz.store, 'nomodels');
-    await expectDenied({ authorization: `Bearer ${key.key}`, model: TEST_MODEL }, 403, 'model_not_enabled');
-  });
-
   it('answers endpoint_not_enabled for an organization without the endpoint, and for a path with none', async () => {
     await addOrg(authz.store, 'noendpoints', { endpoints: [] });
     const key = await addKey(authz.store, 'noendpoints');
-    const { headers } = await expectDenied({ authorization: `Bearer ${key.key}`, model: TEST_MODEL }, 403, 'endpoint_not_enabled');
+    const { headers } = await expectDenied({ authorization: `Bearer ${key.key}` }, 403, 'endpoint_not_enabled');
     expect(headers['www-authenticate']).toBeUndefined();
-    await expectDenied({ authorization: `Bearer ${good.key}`, path: '/v1/chat/completions', model: TEST_MODEL }, 403, 'endpoint_not_enabled');
+    await expectDenied({ authorization: `Bearer ${good.key}`, path: '/v1/chat/completions' }, 403, 'endpoint_not_enabled');
   });
 });
 
@@ -123,7 +128,7 @@ describe('Check: 429', () => {
   it('refuses past the organization limit with retry-after and the rate-limit headers', async () => {
     await addOrg(authz.store, 'small', { rpm: 2 });
     const key = await addKey(authz.store, 'small');
-    const request = { authorization: `Bearer ${key.key}`, model: TEST_MODEL };
+    const request = { authorization: `Bearer ${key.key}` };
     const first = await authz.check(envoyCheck(request));
     expect(headerMap(first.ok_response!.response_headers_to_add)).toMatchObject({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': '30' });
     expect((await authz.check(envoyCheck(request))).http_response).toBe('ok_response');
@@ -142,8 +147,8 @@ describe('Check: 429', () => {
 describe('Check: request text stays out of logs and replies', () => {
   it('never logs or echoes headers, keys or the model field', async () => {
     const canary = 'CANARY7Q3-clinical-text';
-    await authz.check(envoyCheck({ authorization: `Bearer ${canary}`, model: canary, headers: { 'x-note': canary } }));
-    const denied = await authz.check(envoyCheck({ authorization: `Bearer ${good.key}`, model: canary, headers: { 'x-note': canary } }));
+    await authz.check(envoyCheck({ authorization: `Bearer ${canary}`, headers: { 'x-note': canary } }));
+    const denied = await authz.check(envoyCheck({ authorization: `Bearer ${good.key}`, headers: { 'x-note': canary } }));
     expect(JSON.stringify(denied)).not.toContain('CANARY7Q3');
     const allowed = await authz.check(envoyCheck({ authorization: `Bearer ${good.key}`, headers: { 'x-note': canary } }));
     expect(JSON.stringify(allowed)).not.toContain('CANARY7Q3');

@@ -60,7 +60,7 @@ describe('rate limit under concurrency', () => {
     try {
       await addOrg(a.store, 'busy', { rpm: 50 });
       const { key } = await addKey(a.store, 'busy');
-      const request = envoyCheck({ authorization: `Bearer ${key}`, model: TEST_MODEL });
+      const request = envoyCheck({ authorization: `Bearer ${key}` });
       const responses = await Promise.all(Array.from({ length: 200 }, (_, i) => (i % 2 === 0 ? a : b).check(request)));
       const allowed = responses.filter((r) => r.http_response === 'ok_response');
       const limited = responses.filter((r) => JSON.parse(r.denied_response?.body || '{}').code === 'rate_limit_exceeded');

@@ -16,7 +16,7 @@ import type { AuthorizationClient } from '../../authz/generated/envoy/service/au
 import type { CheckRequest } from '../../authz/generated/envoy/service/auth/v3/CheckRequest.js';
 import type { CheckResponse__Output } from '../../authz/generated/envoy/service/auth/v3/CheckResponse.js';
 import pino from 'pino';
-import { envoyCheck, testConfig, TEST_MODEL } from '../support/grpc-authz.js';
+import { envoyCheck, testConfig } from '../support/grpc-authz.js';
 import { deadPort } from '../support/redis-proxy.js';
 import { testPrefix } from '../support/redis-store.js';
 import { addKey, addOrg } from './fixtures.js';
@@ -75,7 +75,7 @@ describe('Check spans (real gRPC, real Redis)', () => {
   it('an allowed Check continues the caller trace, with its Redis commands as children', async () => {
     const traceId = randomBytes(16).toString('hex');
     const parentId = randomBytes(8).toString('hex');
-    await authz.check(envoyCheck({ authorization: key, model: TEST_MODEL }), traceparent(traceId, parentId));
+    await authz.check(envoyCheck({ authorization: key }), traceparent(traceId, parentId));
     const spans = exporter.getFinishedSpans();
     const check = spans.find((s) => s.name === 'authz Check')!;
     expect(check.spanContext().traceId).toBe(traceId);
@@ -91,18 +91,18 @@ describe('Check spans (real gRPC, real Redis)', () => {
   });
 
   it('a denial carries its catalogue code; the caller text is in no span', async () => {
-    const response = await authz.check(envoyCheck({ authorization: `Bearer ${CANARY}`, path: `/v1/${CANARY}`, model: CANARY, headers: { 'x-canary': CANARY } }),
+    const response = await authz.check(envoyCheck({ authorization: `Bearer ${CANARY}`, path: `/v1/${CANARY}`, headers: { 'x-gateway-model': CANARY, 'x-canary': CANARY } }),
       traceparent(randomBytes(16).toString('hex'), randomBytes(8).toString('hex')));
     const code = (JSON.parse(response.denied_response!.body) as { code: string }).code;
     const spans = exporter.getFinishedSpans();
     expect(spans.find((s) => s.name === 'authz Check')!.attributes).toMatchObject({ 'authz.outcome': 'denied', 'authz.code': code });
-    await authz.check(envoyCheck({ authorization: key, path: `/v1/embeddings?q=${CANARY}`, model: CANARY, headers: { 'x-canary': CANARY } }));
+    await authz.check(envoyCheck({ authorization: key, path: `/v1/embeddings?q=${CANARY}`, headers: { 'x-gateway-model': CANARY, 'x-canary': CANARY } }));
     expect(exported(exporter.getFinishedSpans())).not.toContain(CANARY);
     expect(exported(exporter.getFinishedSpans())).not.toContain(key.slice('Bearer '.length));
   });
 
   it('a Check without traceparent starts a trace of its own', async () => {
-    await authz.check(envoyCheck({ authorization: key, model: TEST_MODEL }));
+    await authz.check(envoyCheck({ authorization: key }));
     const check = exporter.getFinishedSpans().find((s) => s.name === 'authz Check')!;
     expect(check.parentSpanContext).toBeUndefined();
   });
@@ -112,7 +112,7 @@ describe('Check spans while Redis is unreachable', () => {
   it('the Check and its Redis span are errors', async () => {
     const authz = await startTraced(`redis://127.0.0.1:${await deadPort()}`);
     try {
-      await expect(authz.check(envoyCheck({ authorization: `Bearer CTG_ZZZZZZZZZZZZ_${'A'.repeat(38)}`, model: TEST_MODEL }))).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+      await expect(authz.check(envoyCheck({ authorization: `Bearer CTG_ZZZZZZZZZZZZ_${'A'.repeat(38)}` }))).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
       const spans = exporter.getFinishedSpans();
       const check = spans.find((s) => s.name === 'authz Check')!;
       expect(check.attributes).toMatchObject({ 'authz.outcome': 'unavailable', 'rpc.grpc.status_code': grpc.status.UNAVAILABLE });

@@ -78,7 +78,7 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
       ['authz_redis_command_duration_seconds_count', { command: 'lookupKey' }],
       ['authz_redis_command_duration_seconds_count', { command: 'checkLimits' }],
       ['authz_redis_errors_total', { command: 'checkLimits' }],
-    ], () => authz.check(envoyCheck({ authorization: key, model: TEST_MODEL })));
+    ], () => authz.check(envoyCheck({ authorization: key })));
     expect(moved).toEqual([1, 1, 1, 0, 1, 1, 0]);
   });
 
@@ -88,12 +88,12 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
       ['authz_key_cache_lookups_total', { result: 'miss' }],
       ['authz_redis_command_duration_seconds_count', { command: 'lookupKey' }],
       ['authz_redis_command_duration_seconds_count', { command: 'checkLimits' }],
-    ], () => authz.check(envoyCheck({ authorization: key, model: TEST_MODEL })));
+    ], () => authz.check(envoyCheck({ authorization: key })));
     expect(moved).toEqual([1, 0, 0, 1]);
   });
 
   it('a denial is counted under its catalogue code, as the client sees it', async () => {
-    const response = await authz.check(envoyCheck({ authorization: UNKNOWN_KEY, model: TEST_MODEL }));
+    const response = await authz.check(envoyCheck({ authorization: UNKNOWN_KEY }));
     const code = (JSON.parse(response.denied_response!.body) as { code: string }).code;
     expect(await sample(metrics, 'authz_checks_total', { outcome: 'denied', code })).toBe(1);
     expect(await sample(metrics, 'authz_check_duration_seconds_count', { outcome: 'denied' })).toBe(1);
@@ -116,8 +116,8 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
   });
 
   it('nothing the caller sent is a label: key, path, headers and model stay out', async () => {
-    await authz.check(envoyCheck({ authorization: `Bearer ${CANARY}`, path: `/v1/${CANARY}`, model: CANARY, headers: { 'x-canary': CANARY } }));
-    await authz.check(envoyCheck({ authorization: key, path: `/v1/embeddings?q=${CANARY}`, model: CANARY }));
+    await authz.check(envoyCheck({ authorization: `Bearer ${CANARY}`, path: `/v1/${CANARY}`, headers: { 'x-gateway-model': CANARY, 'x-canary': CANARY } }));
+    await authz.check(envoyCheck({ authorization: key, path: `/v1/embeddings?q=${CANARY}`, headers: { 'x-gateway-model': CANARY } }));
     const text = await metrics.render();
     expect(text).not.toContain(CANARY);
     expect(text).not.toContain(key.slice('Bearer '.length));
@@ -132,7 +132,7 @@ describe('metrics while Redis is unreachable', () => {
     const authz = await startAuthz(config, { metrics, waitForRedis: false });
     metrics.watchRedis(() => authz.store.isReady());
     try {
-      await expect(authz.check(envoyCheck({ authorization: UNKNOWN_KEY, model: TEST_MODEL }))).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+      await expect(authz.check(envoyCheck({ authorization: UNKNOWN_KEY }))).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
       await streamAccessLogs(authz.accessLog, [[alsEntry({ org: 'acme', keyId: 'k1', model: TEST_MODEL, tokens: 5 })]]);
       expect(await sample(metrics, 'authz_checks_total', { outcome: 'unavailable', code: '' })).toBe(1);
       expect(await sample(metrics, 'authz_redis_errors_total', { command: 'lookupKey' })).toBe(1);

@@ -64,7 +64,7 @@ describe('StreamAccessLogs', () => {
   it('debits the tokens-per-minute limit, so the next check is refused once it is used up', async () => {
     await addOrg(authz.store, 'thrifty', { tpm: 100 });
     const key = await addKey(authz.store, 'thrifty');
-    const request = envoyCheck({ authorization: `Bearer ${key.key}`, model: TEST_MODEL });
+    const request = envoyCheck({ authorization: `Bearer ${key.key}` });
     expect((await authz.check(request)).http_response).toBe('ok_response');
     await streamAccessLogs(authz.accessLog, [[alsEntry({ org: 'thrifty', keyId: key.id, model: TEST_MODEL, tokens: 101, time: NOW })]]);
     const refused = await authz.check(request);

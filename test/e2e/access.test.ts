@@ -91,8 +91,9 @@ describe('403', () => {
     const noModel = createKey(stack, org);
     const denied = await post(bearer(noModel));
     expectDenial(denied, 'model_not_enabled');
-    // Access is decided before the rate limit, so a 403 never reached the check.
-    for (const h of RATE_HEADERS) expect(denied.headers[h], h).toBeUndefined();
+    // The key and the request rate are decided on headers, before the body is read; the model
+    // once the embedder has parsed it. So this 403 reached the rate-limit check and says so.
+    for (const h of RATE_HEADERS) expect(denied.headers[h], h).toBeDefined();
     expectDenial(await post(bearer(key), { model: 'no-such-model' }), 'model_not_enabled');
   });
 

@@ -8,7 +8,7 @@ import { fromBase64 } from '../../embedder/src/encoding.js';
 import { readManifest } from '../../embedder/src/model/manifest.js';
 import { loadTokenizer } from '../../embedder/src/model/tokenizer.js';
 import { catalogue } from '../../openapi/problems.js';
-import { TEST_MODEL_ID, ensureTestModel, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FIXED_NOW = 1_767_225_600_123; // 2026-01-01T00:00:00.123Z
@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(async () => embedder?.close());
 
 const post = (payload: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
-  embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: payload as object, headers });
+  embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: payload as object, headers: { ...TEST_GRANT, ...headers } });
 const embed = (fields: Record<string, unknown>) => post({ model: TEST_MODEL_ID, ...fields });
 /** "a a a …": `n` content tokens, so `n + 2` with [CLS] and [SEP]. */
 const tokens = (n: number): string => Array.from({ length: n }, () => 'a').join(' ');
@@ -165,13 +165,40 @@ describe('POST /v1/embeddings: refusals', () => {
     expect(res.json().detail).toBe(detail);
   });
 
+  it('serves only the model authz granted to this request (x-gateway-model), whatever the body says', async () => {
+    const body = { model: TEST_MODEL_ID, input: 'x' };
+    const ungranted = await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: body });
+    expectProblem(ungranted, 'model_not_enabled');
+    expectProblem(await post(body, { 'x-gateway-model': 'another-model' }), 'model_not_enabled');
+    expectProblem(await post(body, { 'x-gateway-model': '' }), 'model_not_enabled');
+    // The body is still validated first: a bad body is a 400 whatever the grant.
+    expectProblem(await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: 5, input: 'x' } }), 'invalid_body', 'model');
+    expect((await post(body)).statusCode).toBe(200);
+  });
+
+  it.each([
+    ['a lone surrogate escape', '{"model":"%M","input":"x\\ud800y"}'],
+    ['1,000-deep nesting in an ignored field', '{"model":"%M","input":"x","extra":' + '['.repeat(1000) + ']'.repeat(1000) + '}'],
+  ])('refuses a body two JSON parsers read differently: %s → invalid_body naming body', async (_name, text) => {
+    const res = await embedder.app.inject({
+      method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json', ...TEST_GRANT }, payload: text.replace('%M', TEST_MODEL_ID),
+    });
+    expectProblem(res, 'invalid_body', /^body: /);
+  });
+
+  it('refuses invalid UTF-8 bytes rather than embedding replacement characters', async () => {
+    const payload = Buffer.concat([Buffer.from(`{"model":"${TEST_MODEL_ID}","input":"x`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
+    const res = await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json', ...TEST_GRANT }, payload });
+    expectProblem(res, 'invalid_body', 'body: must be UTF-8 encoded');
+  });
+
   it('dimensions → invalid_request; another model → model_not_enabled', async () => {
     expectProblem(await embed({ input: 'x', dimensions: 1024 }), 'invalid_request', /^dimensions is not supported/);
     expectProblem(await post({ model: 'text-embedding-3-small', input: 'x' }), 'model_not_enabled', 'model');
   });
 
   it('Content-Type must contain json; others, and a missing one, are invalid_body naming content-type', async () => {
-    const raw = (headers: Record<string, string>, payload?: string) => embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers, ...(payload === undefined ? {} : { payload }) });
+    const raw = (headers: Record<string, string>, payload?: string) => embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: { ...TEST_GRANT, ...headers }, ...(payload === undefined ? {} : { payload }) });
     const json = JSON.stringify({ model: TEST_MODEL_ID, input: 'x' });
     expectProblem(await raw({ 'content-type': 'text/plain' }, json), 'invalid_body', 'content-type');
     expectProblem(await raw({ 'content-type': 'text/plain; note=json' }, json), 'invalid_body', 'content-type');
@@ -193,7 +220,7 @@ describe('POST /v1/embeddings: refusals', () => {
     const skeleton = JSON.stringify({ model: TEST_MODEL_ID, input: '' });
     const exact = JSON.stringify({ model: TEST_MODEL_ID, input: 'a'.repeat(1_048_576 - skeleton.length) });
     expect(Buffer.byteLength(exact)).toBe(1_048_576);
-    const res = await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json' }, payload: exact });
+    const res = await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json', ...TEST_GRANT }, payload: exact });
     expect(res.statusCode).toBe(200); // one over-long word: a single [UNK] token
   });
 });

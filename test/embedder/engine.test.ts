@@ -8,10 +8,10 @@ import { createEngine } from '../../embedder/src/engine.js';
 import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
 import { readManifest } from '../../embedder/src/model/manifest.js';
 import { loadTokenizer } from '../../embedder/src/model/tokenizer.js';
-import { TEST_MODEL_ID, ensureTestModel, metricValue, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, metricValue, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
 
 const post = (embedder: TestEmbedder, input: string[]) =>
-  embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: TEST_MODEL_ID, input, encoding_format: 'base64' } });
+  embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: TEST_GRANT, payload: { model: TEST_MODEL_ID, input, encoding_format: 'base64' } });
 
 describe('before the model is loaded', () => {
   it('/health is ok, /ready and /v1/embeddings are 503 model_not_ready with retry-after', async () => {
@@ -26,7 +26,7 @@ describe('before the model is loaded', () => {
     expect((await app.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
     for (const res of [
       await app.inject({ method: 'GET', url: '/ready' }),
-      await app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: TEST_MODEL_ID, input: 'x' } }),
+      await app.inject({ method: 'POST', url: '/v1/embeddings', headers: TEST_GRANT, payload: { model: TEST_MODEL_ID, input: 'x' } }),
     ]) {
       expect(res.statusCode).toBe(503);
       expect(res.json().code).toBe('model_not_ready');

@@ -37,7 +37,7 @@ describe('embedder process', () => {
     await vi.waitFor(async () => expect((await fetch(`${base}/ready`)).status).toBe(200), { timeout: 60_000, interval: 100 });
     const res = await fetch(`${base}/v1/embeddings`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-request-id': 'proc-1' },
+      headers: { 'content-type': 'application/json', 'x-request-id': 'proc-1', 'x-gateway-model': TEST_MODEL_ID },
       body: JSON.stringify({ model: TEST_MODEL_ID, input: ['heart attack', 'fractured femur'] }),
     });
     expect(res.status).toBe(200);

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEmbedderMetrics, methodLabel, requestLabels, routeLabel } from '../../embedder/src/metrics.js';
-import { TEST_MODEL_ID, ensureTestModel, metricValue, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, metricValue, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
 
 describe('label mapping', () => {
   it('routes are templates in OpenAPI style; no route is "unmatched"', () => {
@@ -79,7 +79,7 @@ describe('GET /metrics', () => {
   it('moves by exactly what an ok, an invalid_body and a 404 request did', async () => {
     const before = read(await scrapeMetrics(embedder.app));
     // "heart attack" is 4 tokens with [CLS] and [SEP]; two of them go to the model as one batch.
-    const res = await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: TEST_MODEL_ID, input: ['heart attack', 'heart attack'] } });
+    const res = await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: TEST_GRANT, payload: { model: TEST_MODEL_ID, input: ['heart attack', 'heart attack'] } });
     expect(res.statusCode).toBe(200);
     expect((await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: TEST_MODEL_ID, input: '' } })).statusCode).toBe(400);
     expect((await embedder.app.inject({ method: 'GET', url: '/v1/nowhere/else?x=1' })).statusCode).toBe(404);

@@ -23,7 +23,7 @@ afterAll(async () => embedder?.close());
 
 async function vectors(input: string[], inputType?: 'query' | 'document'): Promise<number[][]> {
   const res = await embedder.app.inject({
-    method: 'POST', url: '/v1/embeddings',
+    method: 'POST', url: '/v1/embeddings', headers: { 'x-gateway-model': embedder.engine.modelId },
     payload: { model: embedder.engine.modelId, input, ...(inputType ? { input_type: inputType } : {}) },
   });
   expect(res.statusCode).toBe(200);

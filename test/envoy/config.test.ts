@@ -13,7 +13,9 @@ const dirs = makeStackDir();
 const settings = settingsFromEnv({ TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile });
 const rendered = renderEnvoyConfig(settings);
 const bootstrap = parse(rendered);
-const hcm = bootstrap.static_resources.listeners[0].filter_chains[0].filters[0].typed_config;
+const listener = bootstrap.static_resources.listeners[0];
+const hcm = listener.filter_chains[0].filters[0].typed_config;
+const config = bootstrap;
 const scratch = mkdtempSync(join(tmpdir(), 'ctg-envoy-'));
 
 afterAll(() => {
@@ -34,8 +36,12 @@ describe('the Envoy bootstrap', () => {
   });
 
   it('uses the default ports of the agreed interface, admin on loopback only', () => {
-    const listener = bootstrap.static_resources.listeners[0].address.socket_address;
-    expect(listener).toEqual({ address: '0.0.0.0', port_value: 8443 });
+    expect(listener.address.socket_address).toEqual({ address: '0.0.0.0', port_value: 8443 });
+    // Dual-stack by default; GATEWAY_HOST_V6='' listens on IPv4 only.
+    expect(listener.additional_addresses).toEqual([{ address: { socket_address: { address: '::', port_value: 8443 } } }]);
+    const v4only = parse(renderEnvoyConfig(settingsFromEnv({ TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile, GATEWAY_HOST_V6: '' })));
+    expect(v4only.static_resources.listeners[0].additional_addresses).toEqual([]);
+    expect(() => settingsFromEnv({ GATEWAY_HOST_V6: 'localhost' })).toThrow(/GATEWAY_HOST_V6/);
     expect(bootstrap.admin.address.socket_address).toEqual({ address: '127.0.0.1', port_value: 9901 });
     const endpoint = (name: string) => bootstrap.static_resources.clusters.find((c: any) => c.name === name)
       .load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
@@ -61,16 +67,31 @@ describe('the Envoy bootstrap', () => {
     expect(tls.tls_certificates[0].certificate_chain.filename).toBe(dirs.certFile);
   });
 
-  it('runs the filters in order: body limit, identity-header strip, model to metadata, ext_authz, router', () => {
+  it('runs the filters in order: identity-header strip, request-id rule, ext_authz on headers, body limit, router', () => {
     expect(hcm.http_filters.map((f: any) => f.name)).toEqual([
-      'envoy.filters.http.buffer', 'envoy.filters.http.header_mutation', 'envoy.filters.http.json_to_metadata',
-      'envoy.filters.http.ext_authz', 'envoy.filters.http.router',
+      'envoy.filters.http.header_mutation', 'envoy.filters.http.lua', 'envoy.filters.http.ext_authz',
+      'envoy.filters.http.buffer', 'envoy.filters.http.router',
     ]);
-    const extAuthz = hcm.http_filters[3].typed_config;
+    const extAuthz = hcm.http_filters[2].typed_config;
     expect(extAuthz.failure_mode_allow).toBe(false);
     expect(extAuthz.status_on_error.code).toBe('ServiceUnavailable');
-    expect(extAuthz.metadata_context_namespaces).toEqual(['ctg.request']);
+    // No body reaches authz, and no body is buffered before it answers.
+    expect(extAuthz.with_request_body).toBeUndefined();
     expect(extAuthz.grpc_service.timeout).toBe('0.5s');
+    expect(hcm.http_filters[3].typed_config.max_request_bytes).toBe(1048576);
+  });
+
+  it('bounds what a client can hold: timeouts, header and stream limits, buffers, heap', () => {
+    expect(hcm).toMatchObject({
+      request_headers_timeout: '10s', request_timeout: '60s', stream_idle_timeout: '30s', max_request_headers_kb: 64,
+      common_http_protocol_options: { idle_timeout: '60s', max_headers_count: 128 },
+      http2_protocol_options: { max_concurrent_streams: 100, initial_stream_window_size: 65536 },
+    });
+    expect(listener.per_connection_buffer_limit_bytes).toBe(32768);
+    expect(listener.filter_chains[0].transport_socket_connect_timeout).toBe('10s');
+    const monitors = config.overload_manager.resource_monitors.map((m: any) => m.name);
+    expect(monitors).toEqual(['envoy.resource_monitors.global_downstream_max_connections', 'envoy.resource_monitors.fixed_heap']);
+    expect(config.overload_manager.actions.map((a: any) => a.name)).toContain('envoy.overload_actions.stop_accepting_requests');
   });
 
   it('every problem body Envoy can send is the catalogue entry, with the problem content type', () => {

@@ -15,6 +15,8 @@ import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
 export const TEST_MODEL_DIR = resolve('.local/models/test');
 export const DEFAULT_MODEL_DIR = resolve('.local/models/default');
 export const TEST_MODEL_ID = 'test-bert-1024';
+/** authz's grant of the test model, as the gateway adds it to every request it lets through. */
+export const TEST_GRANT: Readonly<Record<string, string>> = Object.freeze({ 'x-gateway-model': TEST_MODEL_ID });
 
 /** Makes sure the generated test model exists (runs scripts/generate-test-model.ts if not). */
 export function ensureTestModel(): string {

@@ -98,12 +98,10 @@ export interface EnvoyCheck {
   readonly authorization?: string;
   readonly method?: string;
   readonly path?: string;
-  /** The body's `model` as json_to_metadata puts it; omit for a body without one. */
-  readonly model?: string;
   readonly headers?: Record<string, string>;
 }
 
-/** A CheckRequest as Envoy's ext_authz filter sends it (lower-case headers, ctg.request metadata). */
+/** A CheckRequest as Envoy's ext_authz filter sends it: headers only, lower-cased. */
 export function envoyCheck(request: EnvoyCheck): CheckRequest {
   const headers: Record<string, string> = { ':authority': 'localhost:8443', 'content-type': 'application/json', 'x-request-id': 'req-1', ...request.headers };
   if (request.authorization !== undefined) headers.authorization = request.authorization;
@@ -113,8 +111,6 @@ export function envoyCheck(request: EnvoyCheck): CheckRequest {
         time: { seconds: Math.floor(Date.now() / 1000), nanos: 0 },
         http: { id: '123', method: request.method ?? 'POST', path: request.path ?? '/v1/embeddings', host: 'localhost:8443', scheme: 'https', protocol: 'HTTP/1.1', headers },
       },
-      metadata_context:
-        request.model === undefined ? {} : { filter_metadata: { 'ctg.request': { fields: { model: { stringValue: request.model } } } } },
     },
   };
 }

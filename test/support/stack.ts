@@ -87,7 +87,7 @@ async function httpOk(url: string): Promise<boolean> {
 export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeoutMs = 500, extra: Partial<EnvoySettings> = {}): Promise<ManagedProcess> {
   const configFile = join(dirs.dir, 'envoy.yaml');
   writeFileSync(configFile, renderEnvoyConfig({
-    gatewayHost: '127.0.0.1', gatewayPort: ports.gateway, adminPort: ports.admin,
+    gatewayHost: '127.0.0.1', gatewayExtraHosts: ['::1'], gatewayPort: ports.gateway, adminPort: ports.admin,
     embedderHost: '127.0.0.1', embedderPort: ports.embedder,
     authzHost: '127.0.0.1', authzPort: ports.authz,
     tlsCertFile: dirs.certFile, tlsKeyFile: dirs.keyFile,

@@ -1,6 +1,8 @@
 /**
  * Access decisions, pure: given the presented key, the stored key and organization records,
- * the request's endpoint and model, and the time, decide who is calling and whether they may.
+ * the request's endpoint and the time, decide who is calling and whether they may. Decided on
+ * headers alone (no body has been read): the model grant says whether the organization may use
+ * the served model, and the embedder serves a body's `model` only when it matches that grant.
  */
 import { secretMatches, type PresentedKey } from './keys.js';
 import type { Deny } from './decision.js';
@@ -25,12 +27,15 @@ export interface OrgRecord {
   readonly createdAt: number;
 }
 
-/** Who is calling, and the model whose limits apply. */
+/** Who is calling, the model whose limits apply, and whether the organization may use it. */
 export interface Grant {
   readonly kind: 'grant';
   readonly org: OrgRecord;
   readonly keyId: string;
+  /** The served model: its limits apply to every request of the endpoint. */
   readonly model: string;
+  /** True when the organization may use the served model; the embedder refuses it otherwise. */
+  readonly modelEnabled: boolean;
 }
 
 export interface AccessRequest {
@@ -38,8 +43,6 @@ export interface AccessRequest {
   readonly key: KeyRecord | null;
   readonly org: OrgRecord | null;
   readonly endpoint: string | null;
-  /** The body's `model`, or null when the body had none (the embedder answers 400). */
-  readonly requestedModel: string | null;
   readonly servedModel: string;
   readonly serverSecret: string;
   readonly now: number;
@@ -69,11 +72,8 @@ export function decideAccess(request: AccessRequest): Grant | Deny {
   if (request.endpoint === null || !org.endpoints.includes(request.endpoint)) {
     return deny('endpoint_not_enabled', 'The organization has no access to this endpoint.');
   }
-  const model = request.requestedModel ?? request.servedModel;
-  if (request.requestedModel !== null && (model !== request.servedModel || !org.models.includes(model))) {
-    return deny('model_not_enabled', 'The organization has no access to the requested model, or it does not exist.');
-  }
-  return { kind: 'grant', org, keyId: key.id, model };
+  const model = request.servedModel;
+  return { kind: 'grant', org, keyId: key.id, model, modelEnabled: org.models.includes(model) };
 }
 
 function deny(code: Deny['code'], detail: string): Deny {

@@ -15,12 +15,25 @@ import { truncationPolicy, type TruncationPolicy } from '../tokens.js';
 
 type EmbeddingRequest = components['schemas']['EmbeddingRequest'];
 
-/** Checks what the schema cannot (served model, dimensions, truncation value), in the spec's order. */
-export function checkRequest(body: EmbeddingRequest, engine: Pick<EmbeddingEngine, 'modelId' | 'maxTokens'>): TruncationPolicy {
+/** The header through which authz grants the served model to this request's organization. */
+export const MODEL_GRANT_HEADER = 'x-gateway-model';
+
+/**
+ * Checks what the schema cannot (served and granted model, dimensions, truncation value), in
+ * the spec's order. `grantedModel` is authz's grant for this very request (absent when the
+ * organization may not use the model, or when the request did not pass authz): the embedder
+ * serves that model and nothing else, so no parse of the body elsewhere can widen access.
+ */
+export function checkRequest(
+  body: EmbeddingRequest,
+  engine: Pick<EmbeddingEngine, 'modelId' | 'maxTokens'>,
+  grantedModel: string | undefined,
+): TruncationPolicy {
   const truncation = truncationPolicy(body.truncate_prompt_tokens, engine.maxTokens);
   if (!truncation.ok && truncation.code === 'invalid_body') throw new ProblemError('invalid_body', truncation.detail);
-  if (body.model !== engine.modelId) {
-    throw new ProblemError('model_not_enabled', `model: not served here; the served model is ${engine.modelId}`);
+  if (body.model !== engine.modelId || grantedModel !== body.model) {
+    // The detail never repeats the requested model: it is client text.
+    throw new ProblemError('model_not_enabled', 'The organization has no access to the requested model, or it does not exist.');
   }
   if (body.dimensions !== undefined) {
     throw new ProblemError(
@@ -50,7 +63,8 @@ export function createEmbeddingsHandler(
 ): RouteHandlerMethod {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const body = request.body as EmbeddingRequest;
-    const policy = checkRequest(body, engine);
+    const grant = request.headers[MODEL_GRANT_HEADER];
+    const policy = checkRequest(body, engine, typeof grant === 'string' ? grant : undefined);
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     noteOutcome(request, { inputs: inputs.length });
 
