@@ -1,38 +1,14 @@
 /**
  * A real Prometheus for the observability tests: deploy/prometheus/prometheus.yml rendered for
- * a test stack's ports (same jobs, same paths, same alert rules; a 1 s scrape and evaluation
- * interval so the test is short), with its TSDB in the stack's temp directory.
+ * a test stack's ports by deploy/prometheus/render.ts (same jobs, paths and alert rules; a 1 s
+ * scrape and evaluation interval so the test is short), with its TSDB in the stack's temp directory.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse, stringify } from 'yaml';
+import { renderPrometheusConfig } from '../../deploy/prometheus/render.js';
 import { freePort, readyOrStopped, startProcess, waitFor, type ManagedProcess } from '../support/process.js';
 import type { Stack } from '../support/stack.js';
-import { prometheusBinDir, prometheusDir } from './prometheus-tools.js';
-
-interface ScrapeConfig {
-  job_name: string;
-  static_configs: Array<{ targets: string[] }>;
-}
-
-/** The committed prometheus.yml with each job pointed at `stack`'s port for it. */
-export function renderPrometheusConfig(stack: Stack): string {
-  const config = parse(readFileSync(join(prometheusDir, 'prometheus.yml'), 'utf8')) as {
-    global: Record<string, string>;
-    rule_files: string[];
-    scrape_configs: ScrapeConfig[];
-  };
-  const ports: Record<string, number> = { envoy: stack.ports.admin, authz: stack.ports.authzMetrics, embedder: stack.ports.embedder };
-  for (const job of config.scrape_configs) {
-    const port = ports[job.job_name];
-    if (port === undefined) throw new Error(`prometheus.yml has a job the test stack does not run: ${job.job_name}`);
-    job.static_configs = [{ targets: [`127.0.0.1:${port}`] }];
-  }
-  config.global.scrape_interval = '1s';
-  config.global.evaluation_interval = '1s';
-  config.rule_files = config.rule_files.map((file) => join(prometheusDir, file));
-  return stringify(config);
-}
+import { prometheusBinDir } from './prometheus-tools.js';
 
 export interface RunningPrometheus {
   readonly url: string;
@@ -47,7 +23,8 @@ export interface RunningPrometheus {
 export async function startPrometheus(stack: Stack): Promise<RunningPrometheus> {
   const dir = join(stack.dirs.dir, 'prometheus');
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'prometheus.yml'), renderPrometheusConfig(stack));
+  const targets = { envoy: `127.0.0.1:${stack.ports.admin}`, authz: `127.0.0.1:${stack.ports.authzMetrics}`, embedder: `127.0.0.1:${stack.ports.embedder}` };
+  writeFileSync(join(dir, 'prometheus.yml'), renderPrometheusConfig(targets, { interval: '1s' }));
   const port = await freePort();
   const process = startProcess({
     name: 'prometheus',

@@ -4,9 +4,10 @@
  */
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { prometheusDir } from '../../deploy/prometheus/render.js';
 import { repoRoot } from '../support/stack.js';
 
-export const prometheusDir = join(repoRoot, 'deploy/prometheus');
+export { prometheusDir };
 let binDir: string | undefined;
 
 /** The directory holding `prometheus` and `promtool`. */

@@ -7,6 +7,7 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { renderPrometheusConfig, targetsFromEnv } from '../../deploy/prometheus/render.js';
 import { prometheusDir, promtool } from './prometheus-tools.js';
 
 interface RuleFile {
@@ -45,6 +46,24 @@ describe('deploy/prometheus with promtool', () => {
       writeFileSync(join(dir, 'alerts.yml'), rules.replace('> 0.05', '> 0.5'));
       copyFileSync(join(prometheusDir, 'alerts.test.yml'), join(dir, 'alerts.test.yml'));
       expect(() => promtool(['test', 'rules', join(dir, 'alerts.test.yml')])).toThrow(/alertname: GatewayErrorRatioHigh/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('a copy rendered for other ports (render.ts) points each job there and still passes promtool check config', () => {
+    const targets = targetsFromEnv({ ENVOY_ADMIN_PORT: '19901', AUTHZ_METRICS_PORT: '19192', EMBEDDER_PORT: '18081' });
+    expect(targets).toEqual({ envoy: '127.0.0.1:19901', authz: '127.0.0.1:19192', embedder: '127.0.0.1:18081' });
+    const dir = mkdtempSync(join(tmpdir(), 'ctg-prom-'));
+    try {
+      const rendered = renderPrometheusConfig(targets, { interval: '5s' });
+      const config = parse(rendered) as { global: Record<string, string>; scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: string[] }> }> };
+      expect(Object.fromEntries(config.scrape_configs.map((job) => [job.job_name, job.static_configs[0]!.targets]))).toEqual({
+        envoy: ['127.0.0.1:19901'], authz: ['127.0.0.1:19192'], embedder: ['127.0.0.1:18081'],
+      });
+      expect(config.global.scrape_interval).toBe('5s');
+      writeFileSync(join(dir, 'prometheus.yml'), rendered);
+      expect(promtool(['check', 'config', join(dir, 'prometheus.yml')])).toMatch(/SUCCESS: 1 rule files found/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
