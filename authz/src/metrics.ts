@@ -70,22 +70,39 @@ export function createAuthzMetrics(): AuthzMetrics {
   for (const outcome of ['allowed', 'unavailable', 'error'] as const) checks.inc({ outcome, code: '' }, 0);
   for (const result of ['hit', 'miss']) keyLookups.inc({ result }, 0);
   for (const command of HOT_PATH_COMMANDS) redisErrors.inc({ command }, 0);
+  // Every Check passes here several times; cached children skip prom-client's label hashing.
+  const checkChild = cached((outcome, code) => checks.labels({ outcome, code }));
+  const durationChild = cached((outcome) => checkDuration.labels({ outcome }));
+  const redisChild = cached((command) => redisDuration.labels({ command }));
+  const redisErrorChild = cached((command) => redisErrors.labels({ command }));
+  const lookupChild = cached((result) => keyLookups.labels({ result }));
   return {
     contentType: register.contentType,
     observeCheck(facts) {
       const code = facts.outcome === 'denied' ? codeLabel(facts.code) || UNKNOWN_CODE : '';
-      checks.inc({ outcome: facts.outcome, code });
-      checkDuration.observe({ outcome: facts.outcome }, facts.seconds);
+      checkChild(facts.outcome, code).inc();
+      durationChild(facts.outcome).observe(facts.seconds);
     },
     observeStoreCommand(command, seconds, failed) {
-      redisDuration.observe({ command }, seconds);
-      if (failed) redisErrors.inc({ command });
+      redisChild(command).observe(seconds);
+      if (failed) redisErrorChild(command).inc();
     },
     observeUsageWrite: (recorded) => (recorded ? usageWrites : usageFailures).inc(),
-    observeKeyLookup: (hit) => keyLookups.inc({ result: hit ? 'hit' : 'miss' }),
+    observeKeyLookup: (hit) => lookupChild(hit ? 'hit' : 'miss').inc(),
     watchRedis(isReady) {
       redisReady = isReady;
     },
     render: () => register.metrics(),
+  };
+}
+
+// Label sets are bounded (fixed lists, catalogue codes, method names), so the map is too.
+function cached<T>(make: (...values: string[]) => T): (...values: string[]) => T {
+  const children = new Map<string, T>();
+  return (...values) => {
+    const key = values.join('\u0000');
+    let child = children.get(key);
+    if (child === undefined) children.set(key, (child = make(...values)));
+    return child;
   };
 }
