@@ -43,6 +43,9 @@ export function startTracing(endpoint: string | undefined): Tracing {
   return { tracer: provider.getTracer(TRACER_NAME), enabled: true, shutdown: () => provider.shutdown() };
 }
 
+/** Internal routes polled by Prometheus and probes: a span per poll would bury the requests. */
+const UNTRACED_ROUTES = new Set(['/metrics', '/ready']);
+
 interface Traced {
   readonly span: Span;
   readonly context: Context;
@@ -56,6 +59,10 @@ interface Traced {
 export function registerTracing(app: FastifyInstance, tracer: Tracer): void {
   const open = new WeakMap<FastifyRequest, Traced>();
   app.addHook('onRequest', (request, _reply, done) => {
+    if (UNTRACED_ROUTES.has(request.routeOptions.url ?? '')) {
+      done();
+      return;
+    }
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     const method = methodLabel(request.method);
     const route = routeLabel(request.routeOptions.url);

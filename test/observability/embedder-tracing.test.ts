@@ -81,6 +81,12 @@ describe('request spans', () => {
     expect(server.spanContext().traceId).not.toBe(TRACE_ID);
   });
 
+  it('Prometheus scrapes and readiness probes make no spans', async () => {
+    expect((await app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(200);
+    expect((await app.inject({ method: 'GET', url: '/ready' })).statusCode).toBe(200);
+    expect(exporter.getFinishedSpans()).toEqual([]);
+  });
+
   it('error paths: the span carries the status and catalogue code, never the canary', async () => {
     const replies = [
       await post({ model: TEST_MODEL_ID, input: CANARY, encoding_format: CANARY }),
