@@ -115,7 +115,13 @@ describe('canary: request text reaches no span and no log', () => {
       [403, (h) => embed(JSON.stringify({ model: CANARY, input: CANARY }), h)],
       [401, (h) => embed(JSON.stringify({ model, input: CANARY }), { ...h, authorization: `Bearer ${CANARY}` })],
       [413, (h) => embed(JSON.stringify({ model, input: `${CANARY} `.repeat(30_000) }), h)],
+      [404, (h) => stack.request({ method: 'POST', path: '/v1/completions', headers: { ...h, authorization: `Bearer ${key.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, input: CANARY }) })],
+      [405, (h) => stack.request({ method: 'PUT', path: '/v1/embeddings', headers: { ...h, authorization: `Bearer ${key.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, input: CANARY }) })],
+      [200, (h) => embed(JSON.stringify({ model, input: CANARY }), { ...h, authorization: `Bearer ${limited.key}` })],
+      [429, (h) => embed(JSON.stringify({ model, input: CANARY }), { ...h, authorization: `Bearer ${limited.key}` })],
     ];
+    // One request a minute: the second is refused by the rate limit.
+    const limited = orgWithKey(stack, 'limited', { rpm: 1 });
     const traces: string[] = [];
     const statuses: number[] = [];
     for (const [, send] of cases) {
@@ -123,7 +129,13 @@ describe('canary: request text reaches no span and no log', () => {
       traces.push(caller.traceId);
       statuses.push((await send({ traceparent: header(caller) })).status);
     }
-    expect(statuses).toEqual(cases.map(([status]) => status));
+    // The embedder down: Envoy answers 503 upstream_unavailable.
+    await stack.stopService('embedder');
+    const down = newTraceparent();
+    traces.push(down.traceId);
+    statuses.push((await embed(JSON.stringify({ model, input: CANARY }), { traceparent: header(down) })).status);
+    await stack.startService('embedder', { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
+    expect(statuses).toEqual([...cases.map(([status]) => status), 503]);
     // Envoy exports last (every 5 s); once each trace has its Envoy span, the services' are in too.
     for (const traceId of traces) await waitForTrace(traceId, [['envoy', /./]]);
     expect(inTrace(traces[0]!).map((s) => s.name)).toEqual(expect.arrayContaining(['authz Check', 'embed', 'serialize']));
