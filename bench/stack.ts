@@ -85,7 +85,7 @@ export async function startBenchStack(modelDir: string, modelId: string, paths: 
   try {
     const authz = startService('authz', process.execPath, ['--import', 'tsx', paths.authzEntry ?? 'authz/src/main.ts'], authzEnv);
     started.push(authz);
-    embedder = await startEmbedder(modelDir, modelId, { ...embedderEnv, MODEL_ID: modelId });
+    embedder = await startEmbedder(modelDir, modelId, { ...embedderEnv, MODEL_ID: modelId, AUTHZ_ADDRESS: `127.0.0.1:${authzPort}` });
     started.push(embedder.service);
     const [gatewayPort, adminPort] = [await freePort(), await freePort()];
     const embedderPort = new URL(embedder.baseUrl).port;

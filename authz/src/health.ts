@@ -9,7 +9,7 @@ import type { HealthHandlers } from '../generated/grpc/health/v1/Health.js';
 import type { RedisStore } from './store/redis.js';
 
 /** Service names the health service answers for; '' is the whole server. */
-export const HEALTH_SERVICES = ['', 'envoy.service.auth.v3.Authorization', 'envoy.service.accesslog.v3.AccessLogService'];
+export const HEALTH_SERVICES = ['', 'envoy.service.auth.v3.Authorization', 'ctg.admission.v1.Admission'];
 
 type ReadySource = Pick<RedisStore, 'isReady' | 'onReadyChange'>;
 

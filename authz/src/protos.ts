@@ -1,6 +1,7 @@
 /**
  * Envoy's own protos, loaded once from the pinned @grpc/grpc-js-xds package (never copied by
- * hand), plus the standard gRPC health protocol. The same options drive
+ * hand), the standard gRPC health protocol, and the embedder's Admission interface
+ * (authz/proto/ctg/admission/v1). The same options drive
  * `authz/scripts/generate-proto-types.ts`, so the generated types in `authz/generated` describe
  * exactly the objects proto-loader hands to the handlers.
  */
@@ -8,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
 import type { ProtoGrpcType as AuthProtos } from '../generated/external_auth.js';
-import type { ProtoGrpcType as AlsProtos } from '../generated/als.js';
+import type { ProtoGrpcType as AdmissionProtos } from '../generated/admission.js';
 import type { ProtoGrpcType as HealthProtos } from '../generated/health.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -26,7 +27,7 @@ export const PROTO_INCLUDE_DIRS = [
 /** The service definitions authz serves. */
 export const PROTO_FILES = [
   'envoy/service/auth/v3/external_auth.proto',
-  'envoy/service/accesslog/v3/als.proto',
+  'ctg/admission/v1/admission.proto',
   'grpc/health/v1/health.proto',
 ] as const;
 
@@ -41,7 +42,7 @@ export const LOADER_OPTIONS = {
   oneofs: true,
 } as const satisfies Options;
 
-type Protos = AuthProtos & AlsProtos & HealthProtos;
+type Protos = AuthProtos & AdmissionProtos & HealthProtos;
 let loaded: Protos | undefined;
 
 /** Returns the loaded gRPC package object, loading the protos on first use only. */

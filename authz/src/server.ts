@@ -1,20 +1,21 @@
 /**
- * Builds the authz gRPC server: Authorization/Check, AccessLogService/StreamAccessLogs and
- * grpc.health.v1.Health on one server. Returns it unstarted; only main.ts binds a port.
+ * Builds the authz gRPC server: Authorization/Check (Envoy), Admission (the embedder) and
+ * grpc.health.v1.Health on one server, sharing one key cache. Returns it unstarted; only
+ * main.ts binds a port.
  */
 import * as grpc from '@grpc/grpc-js';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { AuthzConfig } from './config.js';
+import { createAdmissionHandlers } from './admission.js';
 import { createCheckHandler } from './check.js';
 import { createHealthHandlers } from './health.js';
 import { KeyCache } from './key-cache.js';
 import type { AuthzMetrics } from './metrics.js';
-import { InstrumentedKeyCache, instrumentCheck, instrumentStore } from './metrics-instrument.js';
-import { traceCheck, traceStore } from './tracing.js';
+import { InstrumentedKeyCache, instrumentAdmission, instrumentCheck, instrumentStore } from './metrics-instrument.js';
+import { traceAdmission, traceCheck, traceStore } from './tracing.js';
 import { protos } from './protos.js';
 import type { RedisStore } from './store/redis.js';
-import { createUsageHandler } from './usage.js';
 
 export interface ServerDeps {
   readonly config: AuthzConfig;
@@ -22,9 +23,9 @@ export interface ServerDeps {
   readonly log: Logger;
   /** Milliseconds since the epoch; injected so tests can fix time. */
   readonly clock?: () => number;
-  /** When given, Checks, store commands, usage writes and key-cache lookups are measured. */
+  /** When given, Checks, Admission calls, store commands, usage writes and key-cache lookups are measured. */
   readonly metrics?: AuthzMetrics;
-  /** When given, each Check is a span with its Redis commands as children. */
+  /** When given, each Check and Admission call is a span with its Redis commands as children. */
   readonly tracer?: Tracer;
 }
 
@@ -41,9 +42,10 @@ export function createServer(deps: ServerDeps): grpc.Server {
   const loaded = protos();
   const server = new grpc.Server();
   server.addService(loaded.envoy.service.auth.v3.Authorization.service, { Check: check });
-  server.addService(loaded.envoy.service.accesslog.v3.AccessLogService.service, {
-    StreamAccessLogs: createUsageHandler({ store, defaultTpm: config.defaultTpm, clock, log }),
-  });
+  let admission = createAdmissionHandlers({ config, store, clock, log, keyCache });
+  if (metrics) admission = instrumentAdmission(admission, metrics);
+  if (tracer) admission = traceAdmission(admission, tracer);
+  server.addService(loaded.ctg.admission.v1.Admission.service, admission);
   server.addService(loaded.grpc.health.v1.Health.service, createHealthHandlers(store));
   return server;
 }

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
+import type { Admission } from './admission-client.js';
 import type { EmbedderConfig } from './config.js';
 import type { EmbeddingEngine } from './engine.js';
 import { BODY_LIMIT_BYTES, ProblemError, handleError, handleNotFound, sendProblem } from './errors.js';
@@ -20,6 +21,8 @@ import { CountsOnlyLogController, outcomeOf, safeSerializers } from './request-l
 export interface AppDeps {
   readonly config: Pick<EmbedderConfig, 'logLevel' | 'retryAfterSeconds'>;
   readonly engine: EmbeddingEngine;
+  /** authz's Admission service: token limits before the work, usage before the answer. */
+  readonly admission: Admission;
   /** This app's metrics (its own registry); the engine's batches should report to the same. */
   readonly metrics: EmbedderMetrics;
   /** Where log lines go (tests capture them); stdout when absent. */
@@ -85,7 +88,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   app.setNotFoundHandler(handleNotFound);
 
   registerOperations(app, {
-    createEmbeddings: createEmbeddingsHandler(deps.engine, deps.config.retryAfterSeconds, deps.now),
+    createEmbeddings: createEmbeddingsHandler(deps.engine, deps.admission, deps.config.retryAfterSeconds, deps.now),
     getHealth,
   });
   app.get('/ready', readyHandler(deps.engine, deps.config.retryAfterSeconds));

@@ -23,6 +23,12 @@ export interface EmbedderConfig {
   /** Seconds a client is told to wait (`retry-after`) when the queue is full or the model loads. */
   readonly retryAfterSeconds: number;
   readonly logLevel: LogLevel;
+  /** host:port of authz's Admission service (token limits and usage records). */
+  readonly authzAddress: string;
+  /** Deadline of one Admission call; past it the request fails closed with 503. */
+  readonly admissionTimeoutMs: number;
+  /** Tries of the (idempotent) usage Record before a finished request is refused with 503. */
+  readonly admissionRecordAttempts: number;
   /** OTLP/HTTP base URL for traces (OTEL_EXPORTER_OTLP_ENDPOINT); tracing is off when unset. */
   readonly otlpEndpoint: string | undefined;
 }
@@ -73,6 +79,9 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     queueMaxTokens: int('QUEUE_MAX_TOKENS', 262_144, 1),
     retryAfterSeconds: int('RETRY_AFTER_SECONDS', 1, 1, 3600),
     logLevel,
+    authzAddress: text('AUTHZ_ADDRESS', '127.0.0.1:9191'),
+    admissionTimeoutMs: int('ADMISSION_TIMEOUT_MS', 1_000, 1, 60_000),
+    admissionRecordAttempts: int('ADMISSION_RECORD_ATTEMPTS', 3, 1, 10),
     otlpEndpoint,
   };
   if (problems.length > 0) {

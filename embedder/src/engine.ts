@@ -16,6 +16,11 @@ export interface EmbedRequest {
   readonly policy: TruncationPolicy;
   /** Aborted when the client goes away; its queued inputs are then dropped. */
   readonly signal?: AbortSignal;
+  /**
+   * Asked once the exact token count is known, before any model work (token limits hold before
+   * the work is done); false refuses the request, which then never reaches the queue.
+   */
+  readonly admit?: (promptTokens: number) => Promise<boolean>;
 }
 
 export type EmbedOutcome =
@@ -23,7 +28,8 @@ export type EmbedOutcome =
   | { readonly kind: 'too_long'; readonly detail: string }
   | { readonly kind: 'overloaded' }
   | { readonly kind: 'not_ready' }
-  | { readonly kind: 'cancelled' };
+  | { readonly kind: 'cancelled' }
+  | { readonly kind: 'refused' };
 
 export interface EmbeddingEngine {
   /** The public model id requests must name. */
@@ -78,9 +84,11 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
           sliceStart = performance.now();
         }
       }
+      const promptTokens = rows.reduce((n, r) => n + r.length, 0);
+      if (request.admit && !(await request.admit(promptTokens))) return { kind: 'refused' };
       const outcome = await batcher.submit(rows, request.signal);
       if (!outcome.ok) return { kind: outcome.reason };
-      return { kind: 'embedded', vectors: outcome.vectors, promptTokens: rows.reduce((n, r) => n + r.length, 0) };
+      return { kind: 'embedded', vectors: outcome.vectors, promptTokens };
     },
     close: parts.close ?? (async () => undefined),
   };

@@ -3,11 +3,12 @@
  * once, so /health answers while the model loads (/ready and /v1 say model_not_ready until then).
  * Stops gracefully on SIGTERM/SIGINT: in-flight requests finish, then the worker ends.
  */
+import { createAdmissionClient } from './admission-client.js';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { loadEngine } from './engine.js';
 import { createEmbedderMetrics } from './metrics.js';
-import { registerTracing, startTracing, traceEngine } from './tracing.js';
+import { registerTracing, startTracing, traceAdmission, traceEngine } from './tracing.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -22,7 +23,11 @@ async function main(): Promise<void> {
   const loaded = loadEngine(config, { onFatal, onBatch: metrics.observeBatch });
   const { manifest, ready } = loaded;
   const engine = tracing.enabled ? traceEngine(loaded.engine, tracing.tracer) : loaded.engine;
-  const app = buildApp({ config, engine, metrics });
+  const client = createAdmissionClient({
+    address: config.authzAddress, timeoutMs: config.admissionTimeoutMs, recordAttempts: config.admissionRecordAttempts,
+  });
+  const admission = tracing.enabled ? traceAdmission(client, tracing.tracer) : client;
+  const app = buildApp({ config, engine, metrics, admission });
   if (tracing.enabled) registerTracing(app, tracing.tracer);
 
   ready.then(
@@ -38,6 +43,7 @@ async function main(): Promise<void> {
     stopping = true;
     app.log.info({ signal }, 'shutting down');
     await app.close();
+    admission.close();
     await engine.close();
     await tracing.shutdown().catch(() => undefined);
     process.exit(0);

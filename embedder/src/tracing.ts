@@ -1,8 +1,9 @@
 /**
  * The embedder's traces: the only module that imports the OpenTelemetry SDK. Off unless
  * OTEL_EXPORTER_OTLP_ENDPOINT is set; then each request is a SERVER span continuing the
- * `traceparent` Envoy sends, with the engine's work ("embed": tokenize, queue, inference) and
- * the response's serialisation as children, exported over OTLP/HTTP (protobuf).
+ * `traceparent` Envoy sends, with the engine's work ("embed": tokenize, queue, inference), the
+ * Admission calls to authz (which continue the trace there) and the response's serialisation
+ * as children, exported over OTLP/HTTP (protobuf).
  *
  * Invariant: attributes are route templates, methods from a fixed list, statuses, catalogue
  * codes and counts. No input text, body field, URL or header value is ever an attribute or an
@@ -13,6 +14,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Admission } from './admission-client.js';
 import type { EmbeddingEngine, EmbedOutcome } from './engine.js';
 import { methodLabel, routeLabel } from './metrics.js';
 import { outcomeOf } from './request-log.js';
@@ -92,6 +94,36 @@ export function registerTracing(app: FastifyInstance, tracer: Tracer): void {
   };
   app.addHook('onResponse', async (request, reply) => close(request, reply.statusCode));
   app.addHook('onRequestAbort', async (request) => close(request, undefined));
+}
+
+/**
+ * The Admission client, each call a CLIENT span ("admission Admit", "admission Record",
+ * "admission Refund") whose context the client sends on to authz as `traceparent`.
+ */
+export function traceAdmission(admission: Admission, tracer: Tracer): Admission {
+  const traced = <T>(method: 'Admit' | 'Record' | 'Refund', run: () => Promise<T>): Promise<T> =>
+    tracer.startActiveSpan(`admission ${method}`, {
+      kind: SpanKind.CLIENT,
+      attributes: { 'rpc.system': 'grpc', 'rpc.service': 'ctg.admission.v1.Admission', 'rpc.method': method },
+    }, async (span) => {
+      try {
+        const result = await run();
+        const kind = (result as { kind?: unknown } | undefined)?.kind;
+        if (typeof kind === 'string') span.setAttribute('admission.outcome', kind);
+        return result;
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: 'admission unavailable' });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  return {
+    admit: (ticket) => traced('Admit', () => admission.admit(ticket)),
+    record: (ticket) => traced('Record', () => admission.record(ticket)),
+    refund: (ticket) => traced('Refund', () => admission.refund(ticket)),
+    close: () => admission.close(),
+  };
 }
 
 /** Per-request timings the engine may report with an `embedded` outcome (milliseconds). */

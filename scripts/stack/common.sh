@@ -26,7 +26,9 @@ TLS_KEY_FILE="${TLS_KEY_FILE:-$TLS_DIR/server-key.pem}"
 
 # Hands the settings to the services and the Envoy renderer that up.sh starts.
 export_stack_env() {
-  export GATEWAY_HOST GATEWAY_PORT ENVOY_ADMIN_PORT EMBEDDER_HOST EMBEDDER_PORT AUTHZ_HOST AUTHZ_PORT \
+  # The embedder settles tokens and usage with authz (Admission) at this address.
+  AUTHZ_ADDRESS="${AUTHZ_ADDRESS:-$AUTHZ_HOST:$AUTHZ_PORT}"
+  export GATEWAY_HOST GATEWAY_PORT ENVOY_ADMIN_PORT EMBEDDER_HOST EMBEDDER_PORT AUTHZ_HOST AUTHZ_PORT AUTHZ_ADDRESS \
     REDIS_URL MODEL_DIR KEY_HASH_SECRET_FILE TLS_CERT_FILE TLS_KEY_FILE
 }
 

@@ -1,12 +1,14 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { alsEntry, envoyCheck, startAuthz, streamAccessLogs, testConfig, TEST_MODEL, TEST_SECRET, type RunningAuthz } from '../support/grpc-authz.js';
+import { envoyCheck, startAuthz, testConfig, TEST_MODEL, TEST_SECRET, type RunningAuthz } from '../support/grpc-authz.js';
+import { addKey } from './fixtures.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const prefix = testPrefix();
 let authz: RunningAuthz;
+let now = Date.now();
 
 interface Run {
   readonly code: number;
@@ -32,7 +34,7 @@ async function adminJson(...args: string[]): Promise<Record<string, any>> {
 }
 
 beforeAll(async () => {
-  authz = await startAuthz(testConfig(prefix));
+  authz = await startAuthz(testConfig(prefix), { clock: () => now });
 });
 
 afterAll(async () => {
@@ -77,28 +79,45 @@ describe('admin CLI', () => {
 
   it('reports usage totals and exports records as JSON lines and CSV', async () => {
     const t = Date.parse('2030-01-02T10:00:00Z');
-    const identity = { org: 'acme', keyId: 'ABCDEFGHIJKL', model: TEST_MODEL };
-    await streamAccessLogs(authz.accessLog, [[
-      alsEntry({ ...identity, tokens: 10, requestId: 'a', time: t }),
-      alsEntry({ ...identity, tokens: 20, requestId: 'b,"quoted"', time: t + 60_000 }),
-      alsEntry({ ...identity, org: 'empty', tokens: 7, requestId: 'c', time: t }),
-    ]]);
+    // Usage as the embedder records it through authz's Admission service.
+    const keys: Record<string, string> = { acme: (await addKey(authz.store, 'acme')).id, empty: (await addKey(authz.store, 'empty')).id };
+    const record = async (org: string, requestId: string, tokens: number, at: number) => {
+      now = at;
+      await authz.admission.record({ admissionId: `adm-${org}-${requestId}`, org, keyId: keys[org]!, model: TEST_MODEL, requestId, tokens });
+    };
+    await record('acme', 'a', 10, t);
+    await record('acme', 'b:2', 20, t + 60_000);
+    await record('empty', 'c', 7, t);
+    now = Date.now();
     expect(await adminJson('usage', '--org', 'acme')).toMatchObject({ org: 'acme', requests: 2, tokens: 30 });
     const ranged = await adminJson('usage', '--org', 'acme', '--since', '2030-01-02T10:00:30Z', '--until', '2030-01-02T23:00:00Z');
     expect(ranged).toMatchObject({ requests: 1, tokens: 20, daily: [{ day: '2030-01-02', requests: 2, tokens: 30 }] });
 
     const jsonl = await admin('usage', 'export', '--org', 'acme', '--format', 'jsonl');
     expect(jsonl.stdout.trim().split('\n').map((line) => JSON.parse(line))).toEqual([
-      { time: '2030-01-02T10:00:00.000Z', org: 'acme', key_id: 'ABCDEFGHIJKL', model: TEST_MODEL, request_id: 'a', tokens: 10 },
-      { time: '2030-01-02T10:01:00.000Z', org: 'acme', key_id: 'ABCDEFGHIJKL', model: TEST_MODEL, request_id: 'b,"quoted"', tokens: 20 },
+      { time: '2030-01-02T10:00:00.000Z', org: 'acme', key_id: keys.acme, model: TEST_MODEL, request_id: 'a', tokens: 10 },
+      { time: '2030-01-02T10:01:00.000Z', org: 'acme', key_id: keys.acme, model: TEST_MODEL, request_id: 'b:2', tokens: 20 },
     ]);
     const csv = await admin('usage', 'export', '--format', 'csv');
     expect(csv.stdout.trim().split('\n')).toEqual([
       'time,org,key_id,model,request_id,tokens',
-      `2030-01-02T10:00:00.000Z,acme,ABCDEFGHIJKL,${TEST_MODEL},a,10`,
-      `2030-01-02T10:01:00.000Z,acme,ABCDEFGHIJKL,${TEST_MODEL},"b,""quoted""",20`,
-      `2030-01-02T10:00:00.000Z,empty,ABCDEFGHIJKL,${TEST_MODEL},c,7`,
+      `2030-01-02T10:00:00.000Z,acme,${keys.acme},${TEST_MODEL},a,10`,
+      `2030-01-02T10:01:00.000Z,acme,${keys.acme},${TEST_MODEL},b:2,20`,
+      `2030-01-02T10:00:00.000Z,empty,${keys.empty},${TEST_MODEL},c,7`,
     ]);
+  });
+
+  it('rotates a key with an overlap and audits CLI actions as cli:<os user> from cli@<host>', async () => {
+    const created = await adminJson('key', 'create', '--org', 'acme', '--name', 'rotating');
+    const rotated = await adminJson('key', 'rotate', created.id, '--overlap', '120');
+    expect(rotated.old).toMatchObject({ id: created.id, status: 'active' });
+    expect(Date.parse(rotated.old.expiresAt) - Date.now()).toBeLessThanOrEqual(120_000);
+    expect(rotated.new).toMatchObject({ org: 'acme', name: 'rotating', status: 'active' });
+    expect(rotated.new.key).toMatch(new RegExp(`^CTG_${rotated.new.id}_[A-Z]{38}$`));
+    const { records } = await adminJson('audit', 'list', '--limit', '2');
+    expect(records[0]).toMatchObject({ action: 'key.rotate', target: `key:${created.id}`, actor: expect.stringMatching(/^cli:.+/), from: expect.stringMatching(/^cli@.+/), detail: { newKey: rotated.new.id, overlapSeconds: 120 } });
+    expect(JSON.stringify(records)).not.toContain(rotated.new.key.split('_')[2]);
+    expect(await adminJson('audit', 'verify')).toMatchObject({ ok: true });
   });
 
   it('reports errors as one JSON object with a non-zero exit', async () => {

@@ -57,7 +57,6 @@ describe('Check: allowed', () => {
     expect(ok.headers_to_remove).toEqual(['authorization']);
     expect(headerMap(ok.response_headers_to_add)).toEqual({
       'x-ratelimit-limit': '600', 'x-ratelimit-remaining': '599', 'x-ratelimit-reset': '1',
-      'x-ratelimit-limit-tokens': '1000000', 'x-ratelimit-remaining-tokens': '1000000',
     });
   });
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { debitTokens, evaluateCheck, PERIOD_MS, type Tat } from '../../authz/src/policy/limits.js';
+import { evaluateAdmission, evaluateCheck, PERIOD_MS, refundTokens, type Tat } from '../../authz/src/policy/limits.js';
 import type { RedisStore } from '../../authz/src/store/redis.js';
 import { envoyCheck, startAuthz, testConfig, TEST_MODEL } from '../support/grpc-authz.js';
 import { connectedStore, testPrefix } from '../support/redis-store.js';
@@ -23,7 +23,7 @@ function lcg(seed: number): () => number {
   return () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
 }
 
-describe('check-limits.lua and record-usage.lua', () => {
+describe('check-limits.lua, admit-tokens.lua and refund-tokens.lua', () => {
   it.each([
     [7, 50],
     [60, 1000],
@@ -41,10 +41,16 @@ describe('check-limits.lua and record-usage.lua', () => {
       const actual = await store.checkLimits(org, TEST_MODEL, t, { rpm, tpm });
       expect(actual, `step ${step}`).toEqual(expected.outcome);
       if (expected.outcome.allowed) requests = expected.requestsTat;
-      if (random() < 0.3) {
-        const used = Math.floor(random() * 20);
-        tokens = debitTokens(tokens, t, tpm, used);
-        await store.recordUsage({ org, keyId: 'ABCDEFGHIJKL', model: TEST_MODEL, requestId: `r${step}`, tokens: used, time: t }, 1_000_000);
+      if (random() < 0.4) {
+        const cost = Math.floor(random() * tpm * 0.6);
+        const admitted = evaluateAdmission(tokens, t, tpm, cost);
+        const { tat, ...decision } = admitted;
+        expect(await store.admitTokens(org, TEST_MODEL, t, tpm, cost), `admit at step ${step}`).toEqual(decision);
+        if (admitted.outcome === 'admitted') tokens = tat;
+        if (admitted.outcome === 'admitted' && random() < 0.3) {
+          tokens = refundTokens(tokens, t, tpm, cost);
+          await store.refundTokens(org, TEST_MODEL, t, tpm, cost);
+        }
       }
     }
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { debitTokens, evaluateCheck, gcra, limitsFor, rateLimitHeaders, retryAfterSeconds, type Tat } from '../../authz/src/policy/limits.js';
+import { evaluateAdmission, evaluateCheck, gcra, refundTokens, limitsFor, rateLimitHeaders, retryAfterSeconds, type Tat } from '../../authz/src/policy/limits.js';
 
 const N = Date.parse('2030-01-01T00:00:00Z');
 const T = 60_000;
@@ -55,30 +55,30 @@ describe('gcra', () => {
   });
 });
 
-describe('evaluateCheck and debitTokens', () => {
+/** The bucket after admitting `cost` tokens (test shorthand). */
+function charged(tokens: Tat | null, now: number, tpm: number, cost: number): Tat | null {
+  const decision = evaluateAdmission(tokens, now, tpm, cost);
+  expect(decision.outcome).toBe('admitted');
+  return decision.tat;
+}
+
+describe('evaluateCheck', () => {
   const limits = { rpm: 60, tpm: 1000 };
 
   it('takes one request and reports tokens left', () => {
-    const tokens = debitTokens(null, N, 1000, 250);
+    const tokens = charged(null, N, 1000, 250);
     expect(tokens).toEqual({ ms: N + 15_000, frac: 0 });
     const { outcome, requestsTat } = evaluateCheck(null, tokens, N, limits);
     expect(outcome).toMatchObject({ allowed: true, reason: 'none', requestsRemaining: 59, requestsResetMs: 1000, tokensRemaining: 750, retryAfterMs: 0 });
     expect(requestsTat).toEqual({ ms: N + 1000, frac: 0 });
   });
 
-  it('allows at exactly the token limit and refuses one token past it, without taking a request', () => {
-    const full = debitTokens(null, N, 1000, 1000);
+  it('allows while the token budget is exactly used up (admission never overdraws it)', () => {
+    const full = charged(null, N, 1000, 1000);
     expect(evaluateCheck(null, full, N, limits).outcome).toMatchObject({ allowed: true, tokensRemaining: 0 });
-    const over = debitTokens(full, N, 1000, 1);
-    const { outcome, requestsTat } = evaluateCheck(null, over, N, limits);
-    expect(outcome).toMatchObject({ allowed: false, reason: 'tokens', requestsRemaining: 60, tokensRemaining: 0, retryAfterMs: 60 });
-    expect(requestsTat).toEqual({ ms: N, frac: 0 });
-    expect(retryAfterSeconds(outcome)).toBe(1);
-    expect(evaluateCheck(null, over, N + 60, limits).outcome.allowed).toBe(true);
   });
 
-  it('treats a token limit of 0 as suspended: nothing to debit, every check refused', () => {
-    expect(debitTokens(null, N, 0, 500)).toBeNull();
+  it('treats a token limit of 0 as suspended: every check refused', () => {
     expect(evaluateCheck(null, null, N, { rpm: 60, tpm: 0 }).outcome).toMatchObject({ allowed: false, reason: 'tokens' });
   });
 
@@ -92,8 +92,6 @@ describe('evaluateCheck and debitTokens', () => {
       'x-ratelimit-limit': '60',
       'x-ratelimit-remaining': '0',
       'x-ratelimit-reset': '60',
-      'x-ratelimit-limit-tokens': '1000',
-      'x-ratelimit-remaining-tokens': '1000',
     });
   });
 
@@ -108,5 +106,46 @@ describe('limitsFor', () => {
   it('uses organization overrides, else the defaults', () => {
     const org = { id: 'a', endpoints: [], models: [], rpm: 5, tpm: null, createdAt: 0 };
     expect(limitsFor(org, { rpm: 600, tpm: 1000 })).toEqual({ rpm: 5, tpm: 1000 });
+  });
+});
+
+describe('evaluateAdmission', () => {
+  it('charges all or nothing: exactly up to the limit, then over_limit with the wait until it fits', () => {
+    const first = evaluateAdmission(null, N, 1000, 400);
+    expect(first).toEqual({ outcome: 'admitted', tat: { ms: N + 24_000, frac: 0 }, tokensRemaining: 600, retryAfterMs: 0 });
+    const second = evaluateAdmission(first.tat, N, 1000, 400);
+    expect(second).toMatchObject({ outcome: 'admitted', tokensRemaining: 200 });
+    const third = evaluateAdmission(second.tat, N, 1000, 400);
+    // Nothing taken; 200 more tokens free up in 12 s.
+    expect(third).toEqual({ outcome: 'over_limit', tat: second.tat, tokensRemaining: 200, retryAfterMs: 12_000 });
+    expect(evaluateAdmission(second.tat, N + 12_000, 1000, 400).outcome).toBe('admitted');
+  });
+
+  it('calls a request larger than the whole budget too_large, whatever the bucket holds', () => {
+    expect(evaluateAdmission(null, N, 1000, 1001)).toMatchObject({ outcome: 'too_large', tat: null, retryAfterMs: 0 });
+    expect(evaluateAdmission(null, N, 1000, 1000).outcome).toBe('admitted');
+    expect(evaluateAdmission(null, N, 0, 1).outcome).toBe('too_large');
+  });
+
+  it('keeps fractions exact when 60 s / tpm is not whole', () => {
+    let tat: Tat | null = null;
+    for (let i = 0; i < 7; i++) tat = charged(tat, N, 7, 1);
+    expect(evaluateAdmission(tat, N, 7, 1).outcome).toBe('over_limit');
+  });
+});
+
+describe('refundTokens', () => {
+  it('gives back exactly what was charged, never more than an empty bucket', () => {
+    const after = charged(charged(null, N, 1000, 400), N, 1000, 300);
+    expect(refundTokens(after, N, 1000, 300)).toEqual(charged(null, N, 1000, 400));
+    expect(refundTokens(after, N, 1000, 700)).toBeNull();
+    expect(refundTokens(after, N, 1000, 5_000)).toBeNull();
+    expect(refundTokens(null, N, 1000, 10)).toBeNull();
+  });
+
+  it('keeps fractions exact', () => {
+    const one = charged(null, N, 7, 1);
+    const two = charged(one, N, 7, 1);
+    expect(refundTokens(two, N, 7, 1)).toEqual(one);
   });
 });

@@ -12,7 +12,8 @@ import { createAuthzMetrics, codeLabel, type AuthzMetrics } from '../../authz/sr
 import { checkOutcome } from '../../authz/src/metrics-instrument.js';
 import { createMetricsServer, listenMetrics } from '../../authz/src/metrics-server.js';
 import { metricValue } from '../support/embedder-app.js';
-import { alsEntry, envoyCheck, startAuthz, streamAccessLogs, testConfig, TEST_MODEL, type RunningAuthz } from '../support/grpc-authz.js';
+import type { AdmissionTicket } from '../../embedder/src/admission-client.js';
+import { envoyCheck, startAuthz, testConfig, TEST_MODEL, type RunningAuthz } from '../support/grpc-authz.js';
 import { deadPort } from '../support/redis-proxy.js';
 import { testPrefix } from '../support/redis-store.js';
 import { addKey, addOrg } from './fixtures.js';
@@ -60,12 +61,16 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
   const metrics = createAuthzMetrics();
   let authz: RunningAuthz;
   let key: string;
+  let keyId: string;
+  const ticket = (n: number, tokens = 5): AdmissionTicket => ({ admissionId: `adm-${n}`, org: 'acme', keyId, model: TEST_MODEL, requestId: `req-${n}`, tokens });
 
   beforeAll(async () => {
     authz = await startAuthz(testConfig(testPrefix(), { keyCacheTtlMs: 60_000 }), { metrics });
     metrics.watchRedis(() => authz.store.isReady());
     await addOrg(authz.store, 'acme');
-    key = `Bearer ${(await addKey(authz.store, 'acme')).key}`;
+    const added = await addKey(authz.store, 'acme');
+    key = `Bearer ${added.key}`;
+    keyId = added.id;
   });
   afterAll(async () => authz?.stop());
 
@@ -99,16 +104,28 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
     expect(await sample(metrics, 'authz_check_duration_seconds_count', { outcome: 'denied' })).toBe(1);
   });
 
-  it('each usage record written counts once', async () => {
+  it('Admission calls count by method and outcome; each Record is one usage write', async () => {
     const moved = await deltas(metrics, [
+      ['authz_admission_calls_total', { method: 'Admit', outcome: 'ok' }],
+      ['authz_admission_calls_total', { method: 'Record', outcome: 'ok' }],
+      ['authz_admission_duration_seconds_count', { method: 'Record' }],
       ['authz_usage_writes_total', {}],
       ['authz_usage_write_failures_total', {}],
+      ['authz_redis_command_duration_seconds_count', { command: 'admitTokens' }],
       ['authz_redis_command_duration_seconds_count', { command: 'recordUsage' }],
-    ], () => streamAccessLogs(authz.accessLog, [[
-      alsEntry({ org: 'acme', keyId: 'k1', model: TEST_MODEL, tokens: 5 }),
-      alsEntry({ org: 'acme', keyId: 'k1', model: TEST_MODEL, tokens: 7 }),
-    ]]));
-    expect(moved).toEqual([2, 0, 2]);
+    ], async () => {
+      for (const n of [1, 2]) {
+        expect(await authz.admission.admit(ticket(n))).toMatchObject({ kind: 'admitted' });
+        await authz.admission.record(ticket(n));
+      }
+    });
+    expect(moved).toEqual([2, 2, 2, 2, 0, 2, 2]);
+  });
+
+  it('a ticket naming no key of its organization is "invalid", not a usage failure', async () => {
+    await expect(authz.admission.record({ ...ticket(4), keyId: 'NOSUCHKEYAAA' })).rejects.toThrow();
+    expect(await sample(metrics, 'authz_admission_calls_total', { method: 'Record', outcome: 'invalid' })).toBe(1);
+    expect(await sample(metrics, 'authz_usage_write_failures_total')).toBe(0);
   });
 
   it('authz_redis_up is 1 while connected', async () => {
@@ -126,16 +143,19 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
 });
 
 describe('metrics while Redis is unreachable', () => {
-  it('Checks are unavailable, Redis errors and lost usage writes are counted, authz_redis_up is 0', async () => {
+  it('Checks are unavailable, Redis errors and failed usage writes are counted, authz_redis_up is 0', async () => {
     const metrics = createAuthzMetrics();
     const config = testConfig(testPrefix(), { redisUrl: `redis://127.0.0.1:${await deadPort()}`, redisTimeoutMs: 500 });
     const authz = await startAuthz(config, { metrics, waitForRedis: false });
     metrics.watchRedis(() => authz.store.isReady());
     try {
       await expect(authz.check(envoyCheck({ authorization: UNKNOWN_KEY }))).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
-      await streamAccessLogs(authz.accessLog, [[alsEntry({ org: 'acme', keyId: 'k1', model: TEST_MODEL, tokens: 5 })]]);
+      const lost = { admissionId: 'adm-1', org: 'acme', keyId: 'KEYIDAAAAAAA', model: TEST_MODEL, requestId: 'req-1', tokens: 5 };
+      await expect(authz.admission.record(lost)).rejects.toThrow();
+      expect(await sample(metrics, 'authz_admission_calls_total', { method: 'Record', outcome: 'unavailable' })).toBe(1);
       expect(await sample(metrics, 'authz_checks_total', { outcome: 'unavailable', code: '' })).toBe(1);
-      expect(await sample(metrics, 'authz_redis_errors_total', { command: 'lookupKey' })).toBe(1);
+      // One for the Check, one for the Record's key lookup.
+      expect(await sample(metrics, 'authz_redis_errors_total', { command: 'lookupKey' })).toBe(2);
       expect(await sample(metrics, 'authz_usage_write_failures_total')).toBe(1);
       expect(await sample(metrics, 'authz_usage_writes_total')).toBe(0);
       expect(await sample(metrics, 'authz_redis_up')).toBe(0);

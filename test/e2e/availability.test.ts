@@ -72,7 +72,11 @@ describe('503 with retry-after', () => {
         headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: stack.svc.modelId, input: Array.from({ length: 1000 }, (_, i) => `note ${i}`) }),
       });
-      await new Promise((r) => setTimeout(r, 500));
+      // Wait until the big request is queued (tokenizing 1,000 inputs takes a while on a busy machine).
+      await waitFor('the big request to be queued', async () => {
+        const metrics = await (await fetch(`http://127.0.0.1:${stack.ports.embedder}/metrics`)).text();
+        return Number(/^embedder_queue_inputs (\d+)/m.exec(metrics)?.[1] ?? 0) > 0;
+      }, 60_000);
       const refused = await embed();
       expect(refused.status, refused.body).toBe(503);
       expect(refused.headers['content-type']).toBe(PROBLEM_CONTENT_TYPE);

@@ -17,11 +17,12 @@ describe('embedder config', () => {
     const config = loadConfig({
       EMBEDDER_HOST: '0.0.0.0', EMBEDDER_PORT: '0', MODEL_DIR: '/m', MODEL_ID: 'served', ORT_INTRA_OP_THREADS: '1',
       BATCH_MAX_TOKENS: '4096', BATCH_MAX_SIZE: '8', QUEUE_MAX_INPUTS: '100', QUEUE_MAX_TOKENS: '9000',
-      RETRY_AFTER_SECONDS: '3', LOG_LEVEL: 'warn',
+      RETRY_AFTER_SECONDS: '3', LOG_LEVEL: 'warn', AUTHZ_ADDRESS: 'authz:9191', ADMISSION_TIMEOUT_MS: '250', ADMISSION_RECORD_ATTEMPTS: '5',
     });
     expect(config).toEqual({
       host: '0.0.0.0', port: 0, modelDir: '/m', modelId: 'served', ortIntraOpThreads: 1, batchMaxTokens: 4096,
       batchMaxSize: 8, queueMaxInputs: 100, queueMaxTokens: 9000, retryAfterSeconds: 3, logLevel: 'warn',
+      authzAddress: 'authz:9191', admissionTimeoutMs: 250, admissionRecordAttempts: 5,
     });
   });
 

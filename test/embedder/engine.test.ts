@@ -3,6 +3,7 @@
  * event loop staying free while a large request is tokenized and embedded.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createAdmissionClient } from '../../embedder/src/admission-client.js';
 import { buildApp } from '../../embedder/src/app.js';
 import { createEngine } from '../../embedder/src/engine.js';
 import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
@@ -22,7 +23,9 @@ describe('before the model is loaded', () => {
       limits: { maxBatchTokens: 16_384, maxBatchSize: 32, maxQueueInputs: 100, maxQueueTokens: 10_000 },
       isReady: () => false,
     });
-    const app = buildApp({ config: { logLevel: 'silent', retryAfterSeconds: 7 }, engine, metrics: createEmbedderMetrics() });
+    // Never called: a model that is not ready refuses before any token is counted.
+    const admission = createAdmissionClient({ address: '127.0.0.1:1', timeoutMs: 100, recordAttempts: 1 });
+    const app = buildApp({ config: { logLevel: 'silent', retryAfterSeconds: 7 }, engine, metrics: createEmbedderMetrics(), admission });
     expect((await app.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
     for (const res of [
       await app.inject({ method: 'GET', url: '/ready' }),

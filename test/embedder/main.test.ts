@@ -2,7 +2,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { TEST_MODEL_ID, ensureTestModel } from '../support/embedder-app.js';
+import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, startTestAuthz } from '../support/embedder-app.js';
+import type { RunningAuthz } from '../support/grpc-authz.js';
 
 function startEmbedder(env: Record<string, string>): { child: ChildProcess; output: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'embedder/src/main.ts'], {
@@ -17,17 +18,21 @@ function startEmbedder(env: Record<string, string>): { child: ChildProcess; outp
 
 describe('embedder process', () => {
   let proc: ReturnType<typeof startEmbedder>;
+  let authz: RunningAuthz;
   let base = '';
   beforeAll(async () => {
-    proc = startEmbedder({ MODEL_DIR: ensureTestModel(), LOG_LEVEL: 'info' });
+    authz = await startTestAuthz();
+    proc = startEmbedder({ MODEL_DIR: ensureTestModel(), LOG_LEVEL: 'info', AUTHZ_ADDRESS: authz.address });
     await vi.waitFor(() => {
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(proc.output());
       if (!match) throw new Error('not listening yet');
       base = match[1]!;
     }, { timeout: 60_000, interval: 100 });
   });
-  afterAll(() => {
+  afterAll(async () => {
     if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
+    await authz.store.purge();
+    await authz.stop();
   });
 
   it('serves /health, becomes ready, embeds over HTTP, and stops cleanly on SIGTERM', async () => {
@@ -37,7 +42,7 @@ describe('embedder process', () => {
     await vi.waitFor(async () => expect((await fetch(`${base}/ready`)).status).toBe(200), { timeout: 60_000, interval: 100 });
     const res = await fetch(`${base}/v1/embeddings`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-request-id': 'proc-1', 'x-gateway-model': TEST_MODEL_ID },
+      headers: { 'content-type': 'application/json', 'x-request-id': 'proc-1', ...TEST_GRANT },
       body: JSON.stringify({ model: TEST_MODEL_ID, input: ['heart attack', 'fractured femur'] }),
     });
     expect(res.status).toBe(200);

@@ -14,8 +14,10 @@ import { buildApp } from '../../embedder/src/app.js';
 import { loadConfig } from '../../embedder/src/config.js';
 import { loadEngine, type EmbeddingEngine, type EmbedOutcome } from '../../embedder/src/engine.js';
 import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
-import { registerTracing, traceEngine, TRACER_NAME } from '../../embedder/src/tracing.js';
-import { ensureTestModel, TEST_MODEL_ID } from '../support/embedder-app.js';
+import { registerTracing, traceAdmission, traceEngine, TRACER_NAME } from '../../embedder/src/tracing.js';
+import { createAdmissionClient, type Admission } from '../../embedder/src/admission-client.js';
+import { ensureTestModel, startTestAuthz, TEST_GRANT, TEST_MODEL_ID } from '../support/embedder-app.js';
+import type { RunningAuthz } from '../support/grpc-authz.js';
 
 const CANARY = `Zebracanary${randomBytes(4).toString('hex')}`;
 const TRACE_ID = randomBytes(16).toString('hex');
@@ -27,23 +29,30 @@ const tracer = trace.getTracer(TRACER_NAME);
 
 let app: FastifyInstance;
 let engine: EmbeddingEngine;
+let authz: RunningAuthz;
+let admission: Admission;
 
 beforeAll(async () => {
-  const config = loadConfig({ MODEL_DIR: ensureTestModel(), LOG_LEVEL: 'silent', ORT_INTRA_OP_THREADS: '1' });
+  authz = await startTestAuthz();
+  const config = loadConfig({ MODEL_DIR: ensureTestModel(), LOG_LEVEL: 'silent', ORT_INTRA_OP_THREADS: '1', AUTHZ_ADDRESS: authz.address });
   const loaded = loadEngine(config);
   engine = loaded.engine;
-  app = buildApp({ config, engine: traceEngine(engine, tracer), metrics: createEmbedderMetrics() });
+  admission = createAdmissionClient({ address: authz.address, timeoutMs: 10_000, recordAttempts: 1 });
+  app = buildApp({ config, engine: traceEngine(engine, tracer), metrics: createEmbedderMetrics(), admission: traceAdmission(admission, tracer) });
   registerTracing(app, tracer);
   await loaded.ready;
 });
 afterAll(async () => {
   await app?.close();
+  admission?.close();
   await engine?.close();
+  await authz?.store.purge();
+  await authz?.stop();
   await provider.shutdown();
 });
 beforeEach(() => exporter.reset());
 
-const identity = { 'x-gateway-org-id': 'org-1', 'x-gateway-key-id': 'key-1', 'x-gateway-model': TEST_MODEL_ID };
+const identity = TEST_GRANT;
 const post = (body: unknown, headers: Record<string, string> = {}) => app.inject({
   method: 'POST', url: '/v1/embeddings', payload: typeof body === 'string' ? body : JSON.stringify(body),
   headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, ...identity, ...headers },
@@ -68,6 +77,10 @@ describe('request spans', () => {
       expect(child.spanContext().traceId).toBe(TRACE_ID);
       expect(child.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
     }
+    // Tokens are admitted inside the engine call, after tokenizing; usage is recorded before the 200 leaves.
+    expect(byName(spans, 'admission Admit')?.parentSpanContext?.spanId).toBe(embed.spanContext().spanId);
+    expect(byName(spans, 'admission Record')?.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+    expect(byName(spans, 'admission Admit')!.attributes).toMatchObject({ 'rpc.method': 'Admit', 'admission.outcome': 'admitted' });
     expect(embed.attributes).toMatchObject({ 'embedder.inputs': 2, 'embedder.outcome': 'embedded' });
     expect(serialize.attributes).toMatchObject({ 'embedder.vectors': 2, 'embedder.encoding_format': 'float' });
     expect(exported(spans)).not.toContain(CANARY);

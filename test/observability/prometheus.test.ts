@@ -86,11 +86,15 @@ describe('Prometheus against the running stack', () => {
       allowed: 'sum(authz_checks_total{outcome="allowed"})',
       denied: 'sum(authz_checks_total{outcome="denied"})',
       checkLimits: 'sum(authz_redis_command_duration_seconds_count{command="checkLimits"})',
+      admitted: 'sum(authz_admission_calls_total{method="Admit",outcome="ok"})',
+      usageWrites: 'sum(authz_usage_writes_total)',
       served: 'sum(embedder_requests_total{route="/v1/embeddings",status="200"})',
       inputs: 'sum(embedder_inputs_total)',
       batches: 'sum(embedder_batch_size_count)',
     };
-    const expected: Record<string, number> = { edge2xx: 3, edge4xx: 1, extAuthzOk: 3, allowed: 3, denied: 1, checkLimits: 3, served: 3, inputs: 4, batches: 3 };
+    const expected: Record<string, number> = {
+      edge2xx: 3, edge4xx: 1, extAuthzOk: 3, allowed: 3, denied: 1, checkLimits: 3, admitted: 3, usageWrites: 3, served: 3, inputs: 4, batches: 3,
+    };
     // A baseline from a scrape that has happened (every target has its first samples in).
     await waitFor('a first scrape of authz', async () => (await prometheus.api<{ result: unknown[] }>('query', { query: 'authz_checks_total' })).result.length > 0, SERIES_BOUND_MS);
     const before: Record<string, number> = {};

@@ -26,10 +26,7 @@ let key: CreatedKey;
 
 beforeAll(async () => {
   receiver = await startOtlpReceiver();
-  stack = await startStack(join(repoRoot, '.local/models/test'), {
-    env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint },
-    envoy: { otlpEndpoint: parseOtlpEndpoint(receiver.endpoint) },
-  });
+  stack = await startStack(join(repoRoot, '.local/models/test'), { otlpEndpoint: parseOtlpEndpoint(receiver.endpoint) }, { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.endpoint });
   key = orgWithKey(stack, 'trace');
 }, 180_000);
 
@@ -60,6 +57,8 @@ const roots = (spans: ReceivedSpan[]) => spans.filter((s) => !spans.some((p) => 
 const FULL_TRACE: Array<[string, RegExp]> = [
   ['envoy', /./], ['authz', /^authz Check$/], ['authz', /^redis checkLimits$/],
   ['embedder', /^POST \/v1\/embeddings$/], ['embedder', /^embed$/], ['embedder', /^serialize$/],
+  ['embedder', /^admission Admit$/], ['authz', /^authz Admission\/Admit$/], ['authz', /^redis admitTokens$/],
+  ['embedder', /^admission Record$/], ['authz', /^authz Admission\/Record$/], ['authz', /^redis recordUsage$/],
 ];
 
 describe('one request is one connected trace', () => {
@@ -76,8 +75,19 @@ describe('one request is one connected trace', () => {
     const request = spans.find((s) => s.name === 'POST /v1/embeddings')!;
     expect(parentOf(check).service).toBe('envoy');
     expect(parentOf(request).service).toBe('envoy');
-    for (const redis of spans.filter((s) => s.name.startsWith('redis '))) expect(parentOf(redis)).toBe(check);
-    for (const name of ['embed', 'serialize']) expect(parentOf(spans.find((s) => s.name === name)!)).toBe(request);
+    const byName = (name: string) => spans.find((s) => s.name === name)!;
+    for (const name of ['redis lookupKey', 'redis checkLimits']) {
+      if (spans.some((s) => s.name === name && parentOf(s) === check)) continue;
+      expect.fail(`${name} is not under the Check`);
+    }
+    for (const name of ['embed', 'serialize', 'admission Record']) expect(parentOf(byName(name)), name).toBe(request);
+    // Tokens are admitted inside the engine call, after tokenizing and before any model work.
+    expect(parentOf(byName('admission Admit'))).toBe(byName('embed'));
+    // The embedder's Admission calls continue in authz, with their Redis commands under them.
+    expect(parentOf(byName('authz Admission/Admit'))).toBe(byName('admission Admit'));
+    expect(parentOf(byName('authz Admission/Record'))).toBe(byName('admission Record'));
+    expect(parentOf(byName('redis admitTokens'))).toBe(byName('authz Admission/Admit'));
+    expect(parentOf(byName('redis recordUsage'))).toBe(byName('authz Admission/Record'));
     // Envoy's request span says which route and that it came over TLS.
     expect(top[0]!.attributes).toMatchObject({ route: 'embeddings', 'tls.version': expect.stringMatching(/^TLSv1\.[23]$/) });
     expect(check.attributes).toMatchObject({ 'authz.outcome': 'allowed' });

@@ -1,6 +1,7 @@
 /**
  * Builds the embedder app around a real model directory for tests: the generated test model
- * (made on demand, well under a second) or the installed default model.
+ * (made on demand, well under a second) or the installed default model, with a real in-process
+ * authz (gRPC on port 0, Redis under its own prefix) answering its Admission calls.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -11,12 +12,21 @@ import { buildApp } from '../../embedder/src/app.js';
 import { loadConfig } from '../../embedder/src/config.js';
 import { loadEngine, type EmbeddingEngine } from '../../embedder/src/engine.js';
 import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
+import { createAdmissionClient } from '../../embedder/src/admission-client.js';
+import type { AuthzConfig } from '../../authz/src/config.js';
+import { addKey, addOrg } from '../authz/fixtures.js';
+import { startAuthz, testConfig, type RunningAuthz } from './grpc-authz.js';
+import { testPrefix } from './redis-store.js';
 
 export const TEST_MODEL_DIR = resolve('.local/models/test');
 export const DEFAULT_MODEL_DIR = resolve('.local/models/default');
 export const TEST_MODEL_ID = 'test-bert-1024';
-/** authz's grant of the test model, as the gateway adds it to every request it lets through. */
-export const TEST_GRANT: Readonly<Record<string, string>> = Object.freeze({ 'x-gateway-model': TEST_MODEL_ID });
+export const TEST_ORG = 'test-org';
+export const TEST_KEY_ID = 'TESTKEYIDAAA';
+/** authz's identity headers and grant of the test model, as the gateway adds them to a request it lets through. */
+export const TEST_GRANT: Readonly<Record<string, string>> = Object.freeze({
+  'x-gateway-model': TEST_MODEL_ID, 'x-gateway-org-id': TEST_ORG, 'x-gateway-key-id': TEST_KEY_ID,
+});
 
 /** Makes sure the generated test model exists (runs scripts/generate-test-model.ts if not). */
 export function ensureTestModel(): string {
@@ -28,21 +38,34 @@ export function ensureTestModel(): string {
 export interface TestEmbedder {
   readonly app: FastifyInstance;
   readonly engine: EmbeddingEngine;
+  /** The authz behind the embedder's Admission calls (its store holds the usage records). */
+  readonly authz: RunningAuthz;
   close(): Promise<void>;
+}
+
+/** A real in-process authz whose store holds TEST_ORG and its key TEST_KEY_ID (TEST_GRANT's identity). */
+export async function startTestAuthz(overrides: Partial<AuthzConfig> = {}): Promise<RunningAuthz> {
+  const authz = await startAuthz(testConfig(testPrefix(), { modelId: TEST_MODEL_ID, ...overrides }));
+  await addOrg(authz.store, TEST_ORG);
+  await addKey(authz.store, TEST_ORG, { id: TEST_KEY_ID });
+  return authz;
 }
 
 /** Builds the app on `modelDir` with extra env settings, waits for the model, returns it. */
 export async function startTestEmbedder(
   modelDir: string,
-  options: { env?: Record<string, string>; logStream?: DestinationStream; now?: () => number } = {},
+  options: { env?: Record<string, string>; logStream?: DestinationStream; now?: () => number; authz?: Partial<AuthzConfig> } = {},
 ): Promise<TestEmbedder> {
-  const config = loadConfig({ MODEL_DIR: modelDir, LOG_LEVEL: 'info', ORT_INTRA_OP_THREADS: '2', ...options.env });
+  const authz = await startTestAuthz(options.authz);
+  const config = loadConfig({ MODEL_DIR: modelDir, LOG_LEVEL: 'info', ORT_INTRA_OP_THREADS: '2', AUTHZ_ADDRESS: authz.address, ...options.env });
   const metrics = createEmbedderMetrics();
   const { engine, ready } = loadEngine(config, { onBatch: metrics.observeBatch });
+  const admission = createAdmissionClient({ address: config.authzAddress, timeoutMs: config.admissionTimeoutMs, recordAttempts: config.admissionRecordAttempts });
   const app = buildApp({
     config,
     engine,
     metrics,
+    admission,
     ...(options.logStream ? { logStream: options.logStream } : { config: { ...config, logLevel: 'silent' } }),
     ...(options.now ? { now: options.now } : {}),
   });
@@ -50,9 +73,13 @@ export async function startTestEmbedder(
   return {
     app,
     engine,
+    authz,
     async close() {
       await app.close();
+      admission.close();
       await engine.close();
+      await authz.store.purge();
+      await authz.stop();
     },
   };
 }

@@ -11,11 +11,10 @@ import { protos } from '../../authz/src/protos.js';
 import { bindServer, createServer } from '../../authz/src/server.js';
 import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
 import type { AuthorizationClient } from '../../authz/generated/envoy/service/auth/v3/Authorization.js';
-import type { AccessLogServiceClient } from '../../authz/generated/envoy/service/accesslog/v3/AccessLogService.js';
 import type { HealthClient } from '../../authz/generated/grpc/health/v1/Health.js';
 import type { CheckRequest } from '../../authz/generated/envoy/service/auth/v3/CheckRequest.js';
 import type { CheckResponse__Output } from '../../authz/generated/envoy/service/auth/v3/CheckResponse.js';
-import type { HTTPAccessLogEntry } from '../../authz/generated/envoy/data/accesslog/v3/HTTPAccessLogEntry.js';
+import { createAdmissionClient, type Admission } from '../../embedder/src/admission-client.js';
 import { TEST_REDIS_URL } from './redis-store.js';
 
 export const TEST_MODEL = 'test-bert-1024';
@@ -50,7 +49,8 @@ export interface RunningAuthz {
   readonly address: string;
   readonly store: RedisStore;
   readonly check: (request: CheckRequest) => Promise<CheckResponse__Output>;
-  readonly accessLog: AccessLogServiceClient;
+  /** The embedder's own Admission client, connected to this authz. */
+  readonly admission: Admission;
   readonly health: HealthClient;
   stop(): Promise<void>;
 }
@@ -74,7 +74,7 @@ export async function startAuthz(config: AuthzConfig, options: StartOptions = {}
   const loaded = protos();
   const credentials = grpc.credentials.createInsecure();
   const auth = new loaded.envoy.service.auth.v3.Authorization(address, credentials) as AuthorizationClient;
-  const accessLog = new loaded.envoy.service.accesslog.v3.AccessLogService(address, credentials) as AccessLogServiceClient;
+  const admission = createAdmissionClient({ address, timeoutMs: 10_000, recordAttempts: 1 });
   const health = new loaded.grpc.health.v1.Health(address, credentials) as HealthClient;
   const check = (request: CheckRequest): Promise<CheckResponse__Output> =>
     new Promise((resolve, reject) => {
@@ -84,10 +84,11 @@ export async function startAuthz(config: AuthzConfig, options: StartOptions = {}
     address,
     store,
     check,
-    accessLog,
+    admission,
     health,
     stop: async () => {
-      for (const client of [auth, accessLog, health]) client.close();
+      for (const client of [auth, health]) client.close();
+      admission.close();
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
       await store.close();
     },
@@ -118,45 +119,4 @@ export function envoyCheck(request: EnvoyCheck): CheckRequest {
 /** The headers of a CheckResponse's denied or ok part, as a plain map. */
 export function headerMap(options: Array<{ header: { key: string; value: string } | null }> | undefined): Record<string, string> {
   return Object.fromEntries((options ?? []).map((option) => [option.header!.key, option.header!.value]));
-}
-
-export interface AlsEntry {
-  readonly org?: string;
-  readonly keyId?: string;
-  readonly model?: string;
-  readonly tokens?: number | string;
-  readonly status?: number;
-  readonly path?: string;
-  readonly requestId?: string;
-  readonly time?: number;
-}
-
-/** An HTTPAccessLogEntry as Envoy's gRPC access log sends it for one request. */
-export function alsEntry(entry: AlsEntry): HTTPAccessLogEntry {
-  const requestHeaders: Record<string, string> = { 'x-request-id': entry.requestId ?? 'req-1' };
-  if (entry.org !== undefined) requestHeaders['x-gateway-org-id'] = entry.org;
-  if (entry.keyId !== undefined) requestHeaders['x-gateway-key-id'] = entry.keyId;
-  if (entry.model !== undefined) requestHeaders['x-gateway-model'] = entry.model;
-  const responseHeaders: Record<string, string> = {};
-  if (entry.tokens !== undefined) responseHeaders['x-usage-total-tokens'] = String(entry.tokens);
-  const time = entry.time ?? Date.now();
-  return {
-    common_properties: { start_time: { seconds: Math.floor(time / 1000), nanos: (time % 1000) * 1e6 }, sample_rate: 1 },
-    protocol_version: 'HTTP11',
-    request: { request_method: 'POST', path: entry.path ?? '/v1/embeddings', request_id: entry.requestId ?? 'req-1', request_headers: requestHeaders },
-    response: { response_code: { value: entry.status ?? 200 }, response_headers: responseHeaders },
-  };
-}
-
-/** Streams `batches` of entries on one StreamAccessLogs call and waits for authz's answer. */
-export function streamAccessLogs(client: AccessLogServiceClient, batches: HTTPAccessLogEntry[][]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const call = client.StreamAccessLogs((error) => (error ? reject(error) : resolve()));
-    // Like Envoy: the identifier rides on the stream's first message only.
-    batches.forEach((batch, i) => {
-      const identifier = i === 0 ? { node: { id: 'envoy-test', cluster: 'gateway' }, log_name: 'usage' } : null;
-      call.write({ identifier, http_logs: { log_entry: batch } });
-    });
-    call.end();
-  });
 }

@@ -83,15 +83,18 @@ async function httpOk(url: string): Promise<boolean> {
   return res.ok;
 }
 
+/** Envoy settings a test may override (limits and timeouts); ports and files are the stack's. */
+export type EnvoyOverrides = Partial<Omit<EnvoySettings, 'gatewayPort' | 'adminPort' | 'embedderPort' | 'authzPort' | 'tlsCertFile' | 'tlsKeyFile'>>;
+
 /** Renders the bootstrap into the stack dir and starts Envoy; resolves once it is LIVE. */
-export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeoutMs = 500, extra: Partial<EnvoySettings> = {}): Promise<ManagedProcess> {
+export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeoutMs = 500, overrides: EnvoyOverrides = {}): Promise<ManagedProcess> {
   const configFile = join(dirs.dir, 'envoy.yaml');
   writeFileSync(configFile, renderEnvoyConfig({
     gatewayHost: '127.0.0.1', gatewayExtraHosts: ['::1'], gatewayPort: ports.gateway, adminPort: ports.admin,
     embedderHost: '127.0.0.1', embedderPort: ports.embedder,
     authzHost: '127.0.0.1', authzPort: ports.authz,
     tlsCertFile: dirs.certFile, tlsKeyFile: dirs.keyFile,
-    authzTimeoutMs, embedderTimeoutS: 600, retryAfterSeconds: 1, ...extra,
+    authzTimeoutMs, embedderTimeoutS: 600, retryAfterSeconds: 1, ...overrides,
   }));
   const envoy = startProcess({
     name: 'envoy',
@@ -141,7 +144,7 @@ export async function startEmbedder(
   const embedder = startTsProcess({
     name: 'embedder', entry: join(repoRoot, 'embedder/src/main.ts'), cwd: repoRoot,
     env: {
-      EMBEDDER_HOST: '127.0.0.1', EMBEDDER_PORT: String(ports.embedder),
+      EMBEDDER_HOST: '127.0.0.1', EMBEDDER_PORT: String(ports.embedder), AUTHZ_ADDRESS: `127.0.0.1:${ports.authz}`,
       MODEL_DIR: svc.modelDir, MODEL_ID: svc.modelId, ...overrides,
     },
     logFile: join(dirs.logDir, 'embedder.log'),
@@ -175,15 +178,11 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** Extra settings for every service of a stack (the tracing tests send spans to their receiver). */
-export interface StackOptions {
-  /** Variables for authz and the embedder. */
-  readonly env?: Record<string, string>;
-  readonly envoy?: Partial<EnvoySettings>;
-}
-
-/** Starts Redis-backed authz, the embedder on `modelDir`, and Envoy in front; all on free ports. */
-export async function startStack(modelDir = join(repoRoot, '.local/models/default'), options: StackOptions = {}): Promise<Stack> {
+/**
+ * Starts Redis-backed authz, the embedder on `modelDir`, and Envoy in front; all on free ports.
+ * `env` goes to authz and the embedder (the tracing tests point them at their receiver).
+ */
+export async function startStack(modelDir = join(repoRoot, '.local/models/default'), envoy: EnvoyOverrides = {}, env: Record<string, string> = {}): Promise<Stack> {
   const dirs = makeStackDir();
   const ports = await pickPorts();
   const svc: ServiceEnv = {
@@ -192,15 +191,15 @@ export async function startStack(modelDir = join(repoRoot, '.local/models/defaul
   };
   const started: ManagedProcess[] = [];
   // The embedder loads its model while authz and Envoy start.
-  const embedderReady = startEmbedder(dirs, ports, svc, options.env);
+  const embedderReady = startEmbedder(dirs, ports, svc, env);
   embedderReady.catch(() => undefined); // awaited below; this only keeps an early rejection handled
   try {
-    const authz = await startAuthz(dirs, ports, svc, options.env);
+    const authz = await startAuthz(dirs, ports, svc, env);
     started.push(authz);
-    const envoy = await startEnvoy(dirs, ports, 500, options.envoy);
-    started.push(envoy);
+    const proxy = await startEnvoy(dirs, ports, 500, envoy);
+    started.push(proxy);
     const embedder = await embedderReady;
-    return makeStack(dirs, ports, svc, { envoy, authz, embedder });
+    return makeStack(dirs, ports, svc, { envoy: proxy, authz, embedder });
   } catch (err) {
     // The embedder may still be loading; it stops itself if that fails, else stop it here.
     await embedderReady.then((p) => p.stop(), () => undefined);

@@ -1,36 +1,40 @@
 /**
  * The admin CLI: `npm run admin -- <command> [--json]`. With `--json`, exactly one JSON object
  * goes to stdout (the result, or `{"error": …}`); without it, the same fields as readable lines.
- *
- *   org create <org> [--models a,b] [--endpoints embeddings] [--rpm N] [--tpm N]
- *   org update <org> [--models …] [--endpoints …] [--rpm N|""] [--tpm N|""]
- *   org show <org> | org list
- *   key create --org <org> [--name s] [--expires-at ISO-8601] | key revoke <id> | key list --org <org>
- *   usage --org <org> [--since ISO] [--until ISO]
- *   usage export [--org <org>] [--since ISO] [--until ISO] --format jsonl|csv
+ * Every command calls the admin core (operations.ts), as the console does; changes are audited
+ * as `cli:<os user>` from `cli@<host>`.
  */
+import { hostname, userInfo } from 'node:os';
 import { ConfigError, loadConfig } from '../config.js';
-import { createStore } from '../store/redis.js';
-import { AdminError, type Command, type CommandResult } from './context.js';
+import type { Connection } from '../store/connection.js';
+import { auditCommands } from './audit-commands.js';
+import { type Command, type CommandResult } from './context.js';
+import { openAdminDeps } from './deps.js';
+import { AdminError } from './errors.js';
 import { keyCommands } from './key-commands.js';
+import { createOperations } from './operations.js';
 import { orgCommands } from './org-commands.js';
 import { usageCommand } from './usage-commands.js';
 
-const USAGE = `usage: npm run admin -- <org|key|usage> … [--json]
-  org create <org> [--models a,b] [--endpoints embeddings] [--rpm N] [--tpm N]
-  org update <org> [--models a,b] [--endpoints …] [--rpm N|""] [--tpm N|""]
+const USAGE = `usage: npm run admin -- <org|key|usage|audit> … [--json]
+  org create <org> [--name s] [--models a,b] [--endpoints embeddings] [--rpm N] [--tpm N]
+  org update <org> [--name s] [--models a,b] [--endpoints …] [--rpm N|""] [--tpm N|""]
   org show <org> | org list
   key create --org <org> [--name s] [--expires-at ISO-8601]
+  key update <id> [--name s] [--expires-at ISO-8601|""]
+  key rotate <id> [--overlap SECONDS (default 3600)]
   key revoke <id> | key list --org <org>
   usage --org <org> [--since ISO] [--until ISO]
-  usage export [--org <org>] [--since ISO] [--until ISO] --format jsonl|csv`;
+  usage export [--org <org>] [--since ISO] [--until ISO] --format jsonl|csv
+  audit verify | audit list [--limit N]`;
+
+const GROUPS: Readonly<Record<string, Readonly<Record<string, Command>>>> = { org: orgCommands, key: keyCommands, audit: auditCommands };
 
 function resolve(args: string[]): { command: Command; rest: string[] } {
   const [group, name, ...rest] = args;
   if (group === 'usage') return { command: usageCommand, rest: args.slice(1) };
-  const table = group === 'org' ? orgCommands : group === 'key' ? keyCommands : undefined;
-  const command = table && name ? table[name] : undefined;
-  if (!command) throw new AdminError(USAGE, 2);
+  const command = group && name ? GROUPS[group]?.[name] : undefined;
+  if (!command) throw new AdminError('invalid', USAGE);
   return { command, rest };
 }
 
@@ -48,13 +52,15 @@ async function run(argv: string[]): Promise<number> {
     process.stderr.write(`${message}\n`);
     return code;
   };
-  let store: ReturnType<typeof createStore> | undefined;
+  let connection: Connection | undefined;
   try {
     const { command, rest } = resolve(args);
-    const config = loadConfig();
-    store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: Math.max(config.redisTimeoutMs, 2000) });
-    await store.ready();
-    const result: CommandResult = await command(rest, { config, store, now: Date.now, write: (text) => process.stdout.write(text) });
+    const opened = openAdminDeps(loadConfig());
+    connection = opened.connection;
+    await connection.ready();
+    const who = { actor: `cli:${userInfo().username}`, from: `cli@${hostname()}` };
+    const write = (text: string): void => void process.stdout.write(text);
+    const result: CommandResult = await command(rest, { ops: createOperations(opened.deps), who, write });
     if (result) process.stdout.write(`${json ? JSON.stringify(result) : human(result)}\n`);
     return 0;
   } catch (error) {
@@ -64,7 +70,7 @@ async function run(argv: string[]): Promise<number> {
     if (error instanceof TypeError && 'code' in error && String(error.code).startsWith('ERR_PARSE_ARGS')) return fail(error.message, 2);
     return fail(error instanceof Error ? error.message : String(error), 1);
   } finally {
-    await store?.close();
+    await connection?.close();
   }
 }
 

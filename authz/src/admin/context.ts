@@ -1,26 +1,19 @@
 /**
- * What every admin command receives, and the error type for refusals the operator must see.
+ * What every CLI command receives, and the parsing of flag values into the core's inputs.
+ * Commands only translate flags; the admin core (operations.ts) validates and acts.
  */
-import type { AuthzConfig } from '../config.js';
-import type { RedisStore } from '../store/redis.js';
+import type { Who } from './deps.js';
+import { AdminError } from './errors.js';
+import type { Operations } from './operations.js';
+
+export { AdminError } from './errors.js';
 
 export interface AdminContext {
-  readonly config: AuthzConfig;
-  readonly store: RedisStore;
-  readonly now: () => number;
+  readonly ops: Operations;
+  /** The CLI's identity in the audit trail: `cli:<os user>` from `cli@<host>`. */
+  readonly who: Who;
   /** Where streaming output (usage export) goes. */
   readonly write: (text: string) => void;
-}
-
-/** A refusal to show the operator; `usage` errors exit 2, others 1. */
-export class AdminError extends Error {
-  constructor(
-    message: string,
-    readonly exitCode: 1 | 2 = 1,
-  ) {
-    super(message);
-    this.name = 'AdminError';
-  }
 }
 
 /** Result of a command: one JSON object, or null when the command streamed its own output. */
@@ -28,18 +21,20 @@ export type CommandResult = Record<string, unknown> | null;
 
 export type Command = (args: string[], context: AdminContext) => Promise<CommandResult>;
 
-/** Parses a non-negative integer option, or null for '' (meaning "use the default"). */
+/** A usage error (exit 2) naming the flag. */
+export function usageError(message: string): AdminError {
+  return new AdminError('invalid', message);
+}
+
+/** Parses a non-negative integer flag, or null for '' (meaning "use the default"). */
 export function limitOption(name: string, value: string | undefined): number | null | undefined {
   if (value === undefined) return undefined;
   if (value === '') return null;
-  if (!/^\d{1,10}$/.test(value)) throw new AdminError(`--${name} must be a non-negative integer`, 2);
+  if (!/^\d{1,10}$/.test(value)) throw usageError(`--${name} must be a non-negative integer`);
   return Number(value);
 }
 
-/** Parses an ISO-8601 date-time option into ms. */
-export function timeOption(name: string, value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = Date.parse(value);
-  if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(ms)) throw new AdminError(`--${name} must be an ISO-8601 date-time`, 2);
-  return ms;
+/** A comma-separated list flag; '' is the empty list. */
+export function listOption(value: string | undefined): string[] | undefined {
+  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter((s) => s !== '');
 }

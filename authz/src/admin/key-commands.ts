@@ -1,71 +1,37 @@
 /**
- * `key create|revoke|list`. The full key is printed once, at creation, and never stored: Redis
- * holds only its id and the HMAC of its secret.
+ * `key create|update|revoke|rotate|list`, through the admin core. The full key is printed
+ * once, at creation (or rotation), and never stored.
  */
 import { parseArgs } from 'node:util';
-import type { KeyRecord } from '../policy/access.js';
-import { hashSecret, mintKey } from '../policy/keys.js';
-import { AdminError, timeOption, type AdminContext, type Command } from './context.js';
-import { existing, orgIdArg } from './org-commands.js';
+import { usageError, type Command } from './context.js';
 
-const MINT_ATTEMPTS = 5;
-
-/** A key as `key list` prints it: never the secret or its hash. */
-function keyView(key: KeyRecord, now: number): Record<string, unknown> {
-  const expired = key.expiresAt !== null && now >= key.expiresAt;
-  return {
-    id: key.id,
-    org: key.org,
-    name: key.name,
-    createdAt: new Date(key.createdAt).toISOString(),
-    expiresAt: key.expiresAt === null ? null : new Date(key.expiresAt).toISOString(),
-    revoked: key.revoked,
-    status: key.revoked ? 'revoked' : expired ? 'expired' : 'active',
-  };
-}
-
-const create: Command = async (args, context) => {
-  const { values } = parseArgs({
-    args,
-    options: { org: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } },
-    strict: true,
-  });
-  const org = await existing(orgIdArg(values.org), context);
-  const expiresAt = timeOption('expires-at', values['expires-at']) ?? null;
-  const name = (values.name ?? '').slice(0, 200);
-  for (let attempt = 0; attempt < MINT_ATTEMPTS; attempt += 1) {
-    const minted = mintKey(context.config.keyPrefix);
-    const record: KeyRecord = {
-      id: minted.id,
-      org: org.id,
-      name,
-      hash: hashSecret(minted.id, minted.secret, context.config.keyHashSecret),
-      createdAt: context.now(),
-      expiresAt,
-      revoked: false,
-    };
-    if (await context.store.createKey(record)) {
-      return { ...keyView(record, context.now()), key: minted.key };
-    }
-  }
-  throw new AdminError('could not mint an unused key id');
+const create: Command = async (args, { ops, who }) => {
+  const { values } = parseArgs({ args, options: { org: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } }, strict: true });
+  return { ...(await ops.createKey({ org: values.org, name: values.name, expiresAt: values['expires-at'] }, who)) };
 };
 
-const revoke: Command = async (args, context) => {
+// --expires-at "" removes the expiry.
+const update: Command = async (args, { ops, who }) => {
+  const { values, positionals } = parseArgs({ args, options: { name: { type: 'string' }, 'expires-at': { type: 'string' } }, allowPositionals: true, strict: true });
+  const expiresAt = values['expires-at'] === '' ? null : values['expires-at'];
+  return { ...(await ops.updateKey(positionals[0], { name: values.name, expiresAt }, who)) };
+};
+
+const revoke: Command = async (args, { ops, who }) => {
   const { positionals } = parseArgs({ args, allowPositionals: true, strict: true });
-  const id = positionals[0];
-  const key = id ? await context.store.getKey(id) : null;
-  if (!key) throw new AdminError(`no key ${id ?? '(missing id)'}`, id ? 1 : 2);
-  const revoked = { ...key, revoked: true };
-  await context.store.saveKey(revoked);
-  return keyView(revoked, context.now());
+  return { ...(await ops.revokeKey(positionals[0], who)) };
 };
 
-const list: Command = async (args, context: AdminContext) => {
+const rotate: Command = async (args, { ops, who }) => {
+  const { values, positionals } = parseArgs({ args, options: { overlap: { type: 'string' } }, allowPositionals: true, strict: true });
+  const overlap = values.overlap ?? '3600';
+  if (!/^\d{1,8}$/.test(overlap)) throw usageError('--overlap must be a whole number of seconds');
+  return { ...(await ops.rotateKey(positionals[0], Number(overlap), who)) };
+};
+
+const list: Command = async (args, { ops }) => {
   const { values } = parseArgs({ args, options: { org: { type: 'string' } }, strict: true });
-  const org = await existing(orgIdArg(values.org), context);
-  const keys = await context.store.listKeys(org.id);
-  return { org: org.id, keys: keys.map((key) => keyView(key, context.now())) };
+  return { ...(await ops.listKeys(values.org)) };
 };
 
-export const keyCommands: Readonly<Record<string, Command>> = { create, revoke, list };
+export const keyCommands: Readonly<Record<string, Command>> = { create, update, revoke, rotate, list };

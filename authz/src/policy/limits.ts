@@ -1,8 +1,8 @@
 /**
  * Rate-limit math, pure, with the clock passed in: GCRA (generic cell rate algorithm), a
- * sliding window without fixed-window bursts at the boundaries. `store/check-limits.lua` and
- * `store/record-usage.lua` run exactly this arithmetic inside Redis; a test feeds both the same
- * sequence and compares.
+ * sliding window without fixed-window bursts at the boundaries. `store/check-limits.lua`,
+ * `store/admit-tokens.lua` and `store/refund-tokens.lua` run exactly this arithmetic inside
+ * Redis; a test feeds both the same sequence and compares.
  *
  * A limit of L per period T emits one unit every T/L ms. The state is the theoretical arrival
  * time (TAT); a request of cost c is allowed when TAT' = max(TAT, now) + c·T/L is at most
@@ -83,9 +83,9 @@ export interface LimitOutcome {
 }
 
 /**
- * One Check: refused while the token bucket is over its limit (tokens are debited after the
- * response, so the check itself costs none), otherwise one request is taken from the request
- * bucket. Returns the outcome and the request-bucket state to store.
+ * One Check: refused while the token bucket has no room at all (the tokens themselves are
+ * charged at admission, once the embedder has counted them), otherwise one request is taken
+ * from the request bucket. Returns the outcome and the request-bucket state to store.
  */
 export function evaluateCheck(requests: Tat | null, tokens: Tat | null, now: number, limits: Limits): { outcome: LimitOutcome; requestsTat: Tat } {
   const tok = gcra(tokens, now, limits.tpm, PERIOD_MS, 0);
@@ -103,22 +103,56 @@ export function evaluateCheck(requests: Tat | null, tokens: Tat | null, now: num
   return { outcome, requestsTat: req.tat };
 }
 
-/** Debits used tokens after the fact; the bucket may go over, which refuses later checks. */
-export function debitTokens(tokens: Tat | null, now: number, tpm: number, used: number): Tat | null {
-  if (tpm <= 0) return tokens;
-  const base = tokens && (tokens.ms > now || (tokens.ms === now && tokens.frac > 0)) ? tokens : { ms: now, frac: 0 };
-  const num = base.frac + used * PERIOD_MS;
-  return { ms: base.ms + Math.floor(num / tpm), frac: num % tpm };
+/** What admitting a request's tokens decided; the state to store when admitted. */
+export interface AdmissionDecision {
+  readonly outcome: 'admitted' | 'over_limit' | 'too_large';
+  readonly tat: Tat | null;
+  readonly tokensRemaining: number;
+  readonly retryAfterMs: number;
 }
 
-/** The `x-ratelimit-*` headers (whole seconds, rounded up) for an outcome. */
+/**
+ * Charges `cost` tokens to a token bucket of `tpm` per minute, all or nothing, before any model
+ * work. A request larger than the whole budget is `too_large`: no wait would ever admit it.
+ */
+export function evaluateAdmission(tokens: Tat | null, now: number, tpm: number, cost: number): AdmissionDecision {
+  if (tpm <= 0 || cost > tpm) return { outcome: 'too_large', tat: tokens, tokensRemaining: 0, retryAfterMs: 0 };
+  const charge = gcra(tokens, now, tpm, PERIOD_MS, cost);
+  return {
+    outcome: charge.allowed ? 'admitted' : 'over_limit',
+    tat: charge.tat,
+    tokensRemaining: charge.remaining,
+    retryAfterMs: charge.retryAfterMs,
+  };
+}
+
+/**
+ * Gives back `cost` tokens charged to a bucket (a request that failed after its admission):
+ * TAT moves back by cost·T/L, never before now, so a refund cannot create extra credit. Null
+ * means the bucket is empty again.
+ */
+export function refundTokens(tokens: Tat | null, now: number, tpm: number, cost: number): Tat | null {
+  if (!tokens || tpm <= 0) return tokens;
+  const back = cost * PERIOD_MS;
+  let ms = tokens.ms - Math.floor(back / tpm);
+  let frac = tokens.frac - (back % tpm);
+  if (frac < 0) {
+    frac += tpm;
+    ms -= 1;
+  }
+  return ms > now || (ms === now && frac > 0) ? { ms, frac } : null;
+}
+
+/**
+ * The request-rate `x-ratelimit-*` headers (whole seconds, rounded up) for a Check. The token
+ * headers come from the embedder once the request's tokens were admitted, so they report the
+ * state after this request.
+ */
 export function rateLimitHeaders(outcome: LimitOutcome): Record<string, string> {
   return {
     'x-ratelimit-limit': String(outcome.limits.rpm),
     'x-ratelimit-remaining': String(outcome.requestsRemaining),
     'x-ratelimit-reset': String(Math.ceil(outcome.requestsResetMs / 1000)),
-    'x-ratelimit-limit-tokens': String(outcome.limits.tpm),
-    'x-ratelimit-remaining-tokens': String(outcome.tokensRemaining),
   };
 }
 

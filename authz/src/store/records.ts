@@ -3,6 +3,7 @@
  * starts with REDIS_KEY_PREFIX; organization ids never contain ':' so keys cannot collide.
  */
 import type { KeyRecord, OrgRecord } from '../policy/access.js';
+import type { UsageRecord } from '../policy/usage.js';
 
 /** Names of every Redis key authz uses, under `prefix`. */
 export function layout(prefix: string) {
@@ -16,6 +17,10 @@ export function layout(prefix: string) {
     tokenBucket: (org: string, model: string) => `${prefix}rl:tok:${org}:${model}`,
     usageStream: `${prefix}usage`,
     usageDaily: (org: string, day: string) => `${prefix}usage:daily:${org}:${day}`,
+    /** Marks an admission as recorded, so a retried Record never counts twice. */
+    usageRecorded: (admissionId: string) => `${prefix}usage:recorded:${admissionId}`,
+    auditStream: `${prefix}audit`,
+    auditHead: `${prefix}audit:head`,
   };
 }
 
@@ -89,16 +94,6 @@ function parseList(raw: string | undefined): string[] {
   } catch {
     return [];
   }
-}
-
-/** What one successful request used, as recorded. */
-export interface UsageRecord {
-  readonly org: string;
-  readonly keyId: string;
-  readonly model: string;
-  readonly requestId: string;
-  readonly tokens: number;
-  readonly time: number;
 }
 
 /** One recorded request, as the usage stream holds it. */

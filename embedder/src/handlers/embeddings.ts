@@ -12,8 +12,12 @@ import { API_DIMENSIONS } from '../model/manifest.js';
 import { noteOutcome } from '../request-log.js';
 import { renderEmbeddingResponse, type ResponseHead } from '../response-body.js';
 import { truncationPolicy, type TruncationPolicy } from '../tokens.js';
+import type { Admission } from '../admission-client.js';
+import { Settlement, identityOf } from '../settlement.js';
 
 type EmbeddingRequest = components['schemas']['EmbeddingRequest'];
+
+const NOT_ENABLED = 'The organization has no access to the requested model, or it does not exist.';
 
 /** The header through which authz grants the served model to this request's organization. */
 export const MODEL_GRANT_HEADER = 'x-gateway-model';
@@ -33,7 +37,7 @@ export function checkRequest(
   if (!truncation.ok && truncation.code === 'invalid_body') throw new ProblemError('invalid_body', truncation.detail);
   if (body.model !== engine.modelId || grantedModel !== body.model) {
     // The detail never repeats the requested model: it is client text.
-    throw new ProblemError('model_not_enabled', 'The organization has no access to the requested model, or it does not exist.');
+    throw new ProblemError('model_not_enabled', NOT_ENABLED);
   }
   if (body.dimensions !== undefined) {
     throw new ProblemError(
@@ -45,19 +49,23 @@ export function checkRequest(
   return truncation.policy;
 }
 
-/** The engine's refusals as problems; `retry-after` on the 503s. */
-function refusal(outcome: Exclude<EmbedOutcome, { kind: 'embedded' | 'cancelled' }>, retryAfter: number): ProblemError {
-  const wait = { 'retry-after': String(retryAfter) };
+/** The engine's refusals as problems; `retry-after` on the 503s (plus the token headers). */
+function refusal(outcome: Exclude<EmbedOutcome, { kind: 'embedded' | 'cancelled' | 'refused' }>, retryAfter: number, headers: Record<string, string>): ProblemError {
+  const wait = { ...headers, 'retry-after': String(retryAfter) };
   switch (outcome.kind) {
-    case 'too_long': return new ProblemError('invalid_request', outcome.detail);
+    case 'too_long': return new ProblemError('invalid_request', outcome.detail, headers);
     case 'overloaded': return new ProblemError('overloaded', 'The embedding queue is full; retry later.', wait);
     case 'not_ready': return new ProblemError('model_not_ready', 'The model is still loading; retry later.', wait);
   }
 }
 
-/** Builds the handler for `engine`. */
+/**
+ * Builds the handler for `engine`: validate, tokenize, admit the tokens with authz, embed,
+ * record the usage, answer. Every path that charged tokens and will not answer 200 refunds them.
+ */
 export function createEmbeddingsHandler(
   engine: EmbeddingEngine,
+  admission: Admission,
   retryAfterSeconds: number,
   now: () => number = Date.now,
 ): RouteHandlerMethod {
@@ -65,6 +73,9 @@ export function createEmbeddingsHandler(
     const body = request.body as EmbeddingRequest;
     const grant = request.headers[MODEL_GRANT_HEADER];
     const policy = checkRequest(body, engine, typeof grant === 'string' ? grant : undefined);
+    const identity = identityOf(request.headers);
+    if (!identity) throw new ProblemError('model_not_enabled', NOT_ENABLED);
+    const settlement = new Settlement(admission, identity, body.model, request.id, retryAfterSeconds);
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     noteOutcome(request, { inputs: inputs.length });
 
@@ -73,14 +84,23 @@ export function createEmbeddingsHandler(
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) gone.abort();
     });
-    const outcome = await engine.embed({ inputs, inputType: body.input_type, policy, signal: gone.signal });
+    const refundFailed = (error: unknown) => request.log.warn({ event: 'refund_failed', reason: (error as Error).message }, 'token refund failed');
+    let outcome: EmbedOutcome;
+    try {
+      outcome = await engine.embed({ inputs, inputType: body.input_type, policy, signal: gone.signal, admit: (tokens) => settlement.admit(tokens) });
+    } catch (error) {
+      settlement.refund(refundFailed);
+      throw error;
+    }
+    if (outcome.kind === 'refused') throw settlement.refusal!;
+    if (outcome.kind !== 'embedded') settlement.refund(refundFailed);
     if (outcome.kind === 'cancelled') {
       request.log.info('client went away; its queued inputs were dropped');
       reply.hijack();
       reply.raw.destroy();
       return reply;
     }
-    if (outcome.kind !== 'embedded') throw refusal(outcome, retryAfterSeconds);
+    if (outcome.kind !== 'embedded') throw refusal(outcome, retryAfterSeconds, settlement.headers);
 
     noteOutcome(request, { tokens: outcome.promptTokens });
     const head: ResponseHead = {
@@ -91,6 +111,8 @@ export function createEmbeddingsHandler(
       usage: { prompt_tokens: outcome.promptTokens, total_tokens: outcome.promptTokens },
     };
     const json = await renderEmbeddingResponse(head, outcome.vectors, body.encoding_format ?? 'float');
-    return reply.type(JSON_CONTENT_TYPE).header('x-usage-total-tokens', String(outcome.promptTokens)).send(json);
+    // Durable before the response leaves: no 200 without its usage record.
+    await settlement.record();
+    return reply.type(JSON_CONTENT_TYPE).headers(settlement.headers).header('x-usage-total-tokens', String(outcome.promptTokens)).send(json);
   };
 }

@@ -1,0 +1,42 @@
+// A tiny DOM builder: every string becomes a text node, so nothing from the API is ever
+// parsed as HTML.
+
+/** Creates `tag` with attributes (on* names become listeners) and children. */
+export function h(tag, attributes = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (name.startsWith('on')) node.addEventListener(name.slice(2), value);
+    else if (value === true) node.setAttribute(name, '');
+    else node.setAttribute(name, String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** A labelled form field: the label names the input for screen readers. */
+export function field(label, input, hint) {
+  const id = input.id || `f-${Math.random().toString(36).slice(2, 9)}`;
+  input.id = id;
+  const hintNode = hint ? h('small', { id: `${id}-hint` }, hint) : null;
+  if (hintNode) input.setAttribute('aria-describedby', hintNode.id);
+  return h('div', { class: 'field' }, h('label', { for: id }, label), input, hintNode);
+}
+
+/** Shows `node` as the whole main area and moves focus to its heading. */
+export function show(main, node) {
+  main.replaceChildren(node);
+  const heading = main.querySelector('h2');
+  if (heading) {
+    heading.setAttribute('tabindex', '-1');
+    heading.focus();
+  }
+}
+
+/** A date-time as the reader's local time. */
+export function when(iso) {
+  return iso ? new Date(iso).toLocaleString() : 'never';
+}

@@ -1,0 +1,49 @@
+/**
+ * The audit trail's storage: an append-only Redis stream under the authz prefix, plus the
+ * chain head {seq, hash}. Appends are compare-and-set on the head (append-audit.lua), so two
+ * admins acting at once still produce one unbroken chain. The store keeps fields as given;
+ * admin/audit-log.ts owns what they mean.
+ */
+import type { Connection } from './connection.js';
+import { fromPairs } from './records.js';
+
+type Fields = Readonly<Record<string, string>>;
+const PAGE = 1000;
+
+export class AuditStore {
+  constructor(private readonly connection: Connection) {}
+
+  /** The chain head: the last record's seq and hash, or null before the first record. */
+  async head(): Promise<{ seq: number; hash: string } | null> {
+    const { redis, keys } = this.connection;
+    const head = await this.connection.guard(() => redis.hgetall(keys.auditHead));
+    return head.seq && head.hash ? { seq: Number(head.seq), hash: head.hash } : null;
+  }
+
+  /** Appends a record if the head is still `afterSeq`; false when another append won the race. */
+  async append(afterSeq: number, seq: number, hash: string, fields: Fields): Promise<boolean> {
+    const { redis, keys } = this.connection;
+    const pairs = Object.entries(fields).flat();
+    const id = await this.connection.guard(() => redis.appendAudit(keys.auditStream, keys.auditHead, String(afterSeq), String(seq), hash, ...pairs));
+    return id !== null;
+  }
+
+  /** Every record, oldest first, a page at a time. */
+  async *readAll(): AsyncGenerator<Fields> {
+    const { redis, keys } = this.connection;
+    let start = '-';
+    for (;;) {
+      const page = await this.connection.guard(() => redis.xrange(keys.auditStream, start, '+', 'COUNT', PAGE));
+      for (const [, fields] of page) yield fromPairs(fields);
+      if (page.length < PAGE) return;
+      start = `(${page[page.length - 1]![0]}`;
+    }
+  }
+
+  /** The `count` most recent records, newest first. */
+  async recent(count: number): Promise<Fields[]> {
+    const { redis, keys } = this.connection;
+    const page = await this.connection.guard(() => redis.xrevrange(keys.auditStream, '+', '-', 'COUNT', count));
+    return page.map(([, fields]) => fromPairs(fields));
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * Usage reports (the admin CLI and console): the usage stream and the daily counters that
+ * record-usage.lua writes, read back. Identifiers and counts only.
+ */
+import type { Connection } from './connection.js';
+import { decodeUsage, fromPairs, type UsageEntry } from './records.js';
+
+export interface UsageQuery {
+  readonly org?: string;
+  readonly since?: number;
+  readonly until?: number;
+  /**
+   * Skip stream entries Redis appended before this time (ms). An entry is appended after its
+   * request started, so `since - clock skew` loses nothing and bounds the scan to the period.
+   */
+  readonly appendedFrom?: number;
+}
+
+const PAGE = 1000;
+
+export class UsageReports {
+  constructor(private readonly connection: Connection) {}
+
+  /**
+   * Usage entries in stream order, filtered by organization and time (ms, inclusive). Stream
+   * ids carry Redis's clock but records carry the request's own start time, so without
+   * `appendedFrom` the whole stream is paged through and filtered on the record's own time.
+   */
+  async *readUsage(query: UsageQuery): AsyncGenerator<UsageEntry> {
+    const { redis, keys } = this.connection;
+    let start = query.appendedFrom === undefined ? '-' : String(Math.max(0, Math.floor(query.appendedFrom)));
+    for (;;) {
+      const page = await this.connection.guard(() => redis.xrange(keys.usageStream, start, '+', 'COUNT', PAGE));
+      for (const [id, fields] of page) {
+        const entry = decodeUsage(id, fromPairs(fields));
+        if (query.org !== undefined && entry.org !== query.org) continue;
+        if (query.since !== undefined && entry.time < query.since) continue;
+        if (query.until !== undefined && entry.time > query.until) continue;
+        yield entry;
+      }
+      if (page.length < PAGE) return;
+      start = `(${page[page.length - 1]![0]}`;
+    }
+  }
+
+  /** The organization's daily counters for each day given (empty days are omitted). */
+  async readDaily(org: string, days: readonly string[]): Promise<Array<{ day: string; counters: Record<string, number> }>> {
+    const { redis, keys } = this.connection;
+    const hashes = await Promise.all(days.map((day) => this.connection.guard(() => redis.hgetall(keys.usageDaily(org, day)))));
+    return days
+      .map((day, i) => ({ day, counters: Object.fromEntries(Object.entries(hashes[i]!).map(([f, v]) => [f, Number(v)])) }))
+      .filter((row) => Object.keys(row.counters).length > 0);
+  }
+}

@@ -1,0 +1,134 @@
+/**
+ * The gateway pod as the manifests define it, with the real Envoy 1.40: the init container's
+ * render (envoy/render.ts with the overlay's settings) gives a bootstrap Envoy accepts with the
+ * pod's own flags, and the preStop hook (deploy/gateway/drain.sh) drains that Envoy: replies
+ * during the drain close their connections, so clients move to other replicas.
+ */
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freePort, startProcess, waitFor, type ManagedProcess } from '../support/process.js';
+import {
+  deleteRedisKeys, envoyBinary, makeStackDir, manifestModelId, pickPorts, removeStackDir, repoRoot, startAuthz,
+  type ServiceEnv, type StackDir, type StackPorts,
+} from '../support/stack.js';
+import { adminFor } from './admin.js';
+import { Agent, get } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
+import { find, parseObjects, renderOverlay } from './kustomize.js';
+
+const objects = parseObjects(renderOverlay('production'));
+const pod = find(objects, 'Deployment', 'ctg-gateway').spec.template.spec;
+const renderContainer = pod.initContainers.find((c: any) => c.name === 'render-config');
+const envoyContainer = pod.containers.find((c: any) => c.name === 'envoy');
+const drainScript = join(repoRoot, 'deploy/gateway/drain.sh');
+let dirs: StackDir;
+let ports: StackPorts;
+let svc: ServiceEnv;
+const processes: ManagedProcess[] = [];
+
+beforeAll(async () => {
+  dirs = makeStackDir();
+  ports = await pickPorts();
+  const modelDir = join(repoRoot, '.local/models/test');
+  svc = { modelDir, modelId: manifestModelId(modelDir), redisKeyPrefix: `ctg-e2e-${randomBytes(6).toString('hex')}:` };
+});
+
+afterAll(async () => {
+  await Promise.all(processes.map((p) => p.stop()));
+  if (svc) deleteRedisKeys(svc.redisKeyPrefix);
+  removeStackDir(dirs);
+});
+
+/** Runs the init container's command here, with its settings; `overrides` stand in for the cluster. */
+function renderAsInitContainer(file: string, overrides: Record<string, string>): string {
+  const settings = find(objects, 'ConfigMap', 'ctg-gateway-render-env').data!;
+  const [node, ...args] = renderContainer.command as string[];
+  expect(node).toBe('node');
+  execFileSync(process.execPath, [...args.slice(0, -1), file], {
+    cwd: repoRoot, stdio: 'pipe',
+    env: {
+      PATH: process.env.PATH ?? '', ...settings,
+      // The service-link addresses and the mounted certificate exist only in the cluster.
+      AUTHZ_HOST: '127.0.0.1', EMBEDDER_HOST: '127.0.0.1', TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile,
+      ...overrides,
+    },
+  });
+  return readFileSync(file, 'utf8');
+}
+
+/** GET over a keep-alive HTTP/1.1 connection (the client asks for no close itself). */
+function keepAliveGet(agent: Agent, port: number, path: string): Promise<{ status: number; headers: Record<string, unknown> }> {
+  return new Promise((resolve, reject) => {
+    get({ host: '127.0.0.1', port, path, agent }, (res) => {
+      res.resume();
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers }));
+    }).on('error', reject);
+  });
+}
+
+/** The pod's Envoy flags with the config path swapped for `file`. */
+function podArgs(file: string): string[] {
+  const args = [...(envoyContainer.args as string[])];
+  args[args.indexOf('-c') + 1] = file;
+  return args;
+}
+
+describe('the gateway pod', () => {
+  it('renders a bootstrap that Envoy 1.40 validates with the pod\'s own flags', () => {
+    const file = join(dirs.dir, 'validate.yaml');
+    const text = renderAsInitContainer(file, {});
+    expect(text).toContain('port_value: 8443');
+    const out = execFileSync(envoyBinary(), ['--mode', 'validate', ...podArgs(file)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(out).toContain('OK');
+  });
+
+  it('the preStop hook drains Envoy and waits for the request in flight, then returns', async () => {
+    // A real authz lets the request past ext_authz (headers only); its body never finishes, so it
+    // stays in flight until the client goes. No embedder is needed: the request never gets there.
+    processes.push(await startAuthz(dirs, ports, svc));
+    const { key } = adminFor(dirs, svc).orgWithKey('drain', [svc.modelId]);
+    const adminPort = ports.admin;
+    const file = join(dirs.dir, 'drain.yaml');
+    // authz's deadline is raised from the pod's 500 ms: on this shared machine a cold Check can
+    // take longer, and a timed-out Check would end the request this test needs in flight.
+    renderAsInitContainer(file, { GATEWAY_PORT: String(ports.gateway), ENVOY_ADMIN_PORT: String(adminPort), AUTHZ_PORT: String(ports.authz), AUTHZ_TIMEOUT_MS: '10000' });
+    const envoy = startProcess({ name: 'envoy', command: envoyBinary(), args: [...podArgs(file), '--base-id', String(ports.gateway)], env: {}, logFile: join(dirs.logDir, 'envoy.log') });
+    processes.push(envoy);
+    await waitFor('Envoy to be LIVE', async () => (await fetch(`http://127.0.0.1:${adminPort}/ready`)).ok, 30_000, [envoy]);
+    const agent = new Agent({ keepAlive: true, ca: readFileSync(dirs.caFile), servername: 'localhost' });
+    const health = () => keepAliveGet(agent, ports.gateway, '/health');
+    const stat = async (name: string) =>
+      Number(/: (\d+)/.exec(await (await fetch(`http://127.0.0.1:${adminPort}/stats?filter=^${name.replace(/\./g, '\\.')}$`)).text())?.[1]);
+
+    expect((await health()).headers.connection).not.toBe('close');
+    const upload = tlsConnect({ host: '127.0.0.1', port: ports.gateway, ca: readFileSync(dirs.caFile), servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+    upload.on('error', () => undefined);
+    upload.write(`POST /v1/embeddings HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"model"`);
+    // In flight past authz: the Check said yes and the request waits for the rest of its body.
+    await waitFor('the upload to pass ext_authz and stay in flight', async () =>
+      (await stat('http.gateway.ext_authz.ok')) === 1 && (await stat('http.gateway.downstream_rq_active')) === 1, 20_000, [envoy]);
+
+    const [, , seconds] = envoyContainer.lifecycle.preStop.exec.command as string[];
+    const hook = spawn('bash', [drainScript, String(adminPort), seconds!], { stdio: 'ignore' });
+    let exitCode: number | null | undefined;
+    const exited = new Promise<void>((resolve) => hook.on('exit', (code) => { exitCode = code; resolve(); }));
+    // Draining: replies now close their connections, and the hook keeps waiting for the upload.
+    await waitFor('replies to close their connections', async () => (await health()).headers.connection === 'close', 10_000, [envoy]);
+    await new Promise((r) => setTimeout(r, 1_500)); // two of the hook's polls, well short of its 300 s bound
+    expect(exitCode).toBeUndefined();
+
+    upload.destroy();
+    await Promise.race([exited, new Promise((_, reject) => setTimeout(() => reject(new Error('the hook did not return once idle')), 20_000))]);
+    expect(exitCode).toBe(0);
+    agent.destroy();
+  });
+
+  it('the preStop hook returns at once when Envoy is already gone', async () => {
+    const unused = await freePort();
+    const hook = spawnSync('bash', [drainScript, String(unused), '300'], { encoding: 'utf8', timeout: 10_000 });
+    expect(hook.status).toBe(0);
+  });
+});

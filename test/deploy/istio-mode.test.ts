@@ -1,0 +1,140 @@
+/**
+ * authz behind the mesh's Envoy (Istio mode, deploy/istio): a real Envoy configured as Istio
+ * configures an ingress gateway for a CUSTOM envoyExtAuthzGrpc provider (istio-envoy.ts), in
+ * front of real authz and embedder processes and the real Redis. None of the project's Envoy
+ * filters run there, so every decision must come from what Istio sends: headers only by
+ * default, the body too with includeRequestBodyInCheck. Same stance as the project's gateway:
+ * fail closed, no model bypass, client-sent identity headers grant nothing.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDENTITY_HEADERS } from '../../authz/src/headers.js';
+import { freePort, startProcess, waitFor, type ManagedProcess } from '../support/process.js';
+import {
+  deleteRedisKeys, envoyBinary, makeStackDir, manifestModelId, pickPorts, removeStackDir, repoRoot,
+  startAuthz, startEmbedder, type ServiceEnv, type StackDir, type StackPorts,
+} from '../support/stack.js';
+import { adminFor, type Admin } from './admin.js';
+import { istioLikeBootstrap } from './istio-envoy.js';
+
+const MODES = [
+  { name: 'headers only', includeBody: false },
+  { name: 'includeRequestBodyInCheck', includeBody: true },
+] as const;
+
+let dirs: StackDir;
+let ports: StackPorts;
+let svc: ServiceEnv;
+const processes: ManagedProcess[] = [];
+let authz: ManagedProcess;
+let admin: Admin;
+const listeners: Record<string, number> = {};
+let withModel: { org: string; key: string };
+let otherWithModel: { org: string; key: string };
+let withoutModel: { org: string; key: string };
+
+async function startIstioLikeEnvoy(name: string, includeBody: boolean): Promise<void> {
+  const listenerPort = await freePort();
+  const adminPort = await freePort();
+  const config = join(dirs.dir, `${name}.json`);
+  writeFileSync(config, istioLikeBootstrap({ listenerPort, adminPort, authzPort: ports.authz, embedderPort: ports.embedder, includeBody }));
+  const envoy = startProcess({
+    name, command: envoyBinary(), env: {}, logFile: join(dirs.logDir, `${name}.log`),
+    args: ['-c', config, '--disable-hot-restart', '--log-level', 'warn', '--base-id', String(listenerPort)],
+  });
+  processes.push(envoy);
+  await waitFor(`${name} to be LIVE`, async () => (await fetch(`http://127.0.0.1:${adminPort}/ready`)).ok, 30_000, [envoy]);
+  listeners[name] = listenerPort;
+}
+
+beforeAll(async () => {
+  dirs = makeStackDir();
+  ports = await pickPorts();
+  // The generated test model: this suite is about decisions, not vectors.
+  const modelDir = join(repoRoot, '.local/models/test');
+  svc = { modelDir, modelId: manifestModelId(modelDir), redisKeyPrefix: `ctg-e2e-${randomBytes(6).toString('hex')}:` };
+  const embedder = startEmbedder(dirs, ports, svc);
+  authz = await startAuthz(dirs, ports, svc);
+  processes.push(authz);
+  processes.push(await embedder);
+  for (const mode of MODES) await startIstioLikeEnvoy(mode.name, mode.includeBody);
+  admin = adminFor(dirs, svc);
+  withModel = admin.orgWithKey('istio-with', [svc.modelId]);
+  otherWithModel = admin.orgWithKey('istio-other', [svc.modelId]);
+  withoutModel = admin.orgWithKey('istio-without', ['some-other-model']);
+});
+
+afterAll(async () => {
+  await Promise.all(processes.map((p) => p.stop()));
+  if (svc) deleteRedisKeys(svc.redisKeyPrefix);
+  if (dirs) removeStackDir(dirs);
+});
+
+function embed(mode: string, headers: Record<string, string>): Promise<Response> {
+  return fetch(`http://127.0.0.1:${listeners[mode]}/v1/embeddings`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify({ model: svc.modelId, input: 'Patient denies chest pain.' }),
+  });
+}
+
+const bearer = (k: { key: string }) => ({ authorization: `Bearer ${k.key}` });
+
+function usageOf(org: string): { requests: number } {
+  return JSON.parse(admin.run(['usage', '--org', org, '--json'])) as { requests: number };
+}
+
+describe.each(MODES)('through an Istio-shaped ingress Envoy ($name)', ({ name }) => {
+  it('GET /health needs no key (outside the policy)', async () => {
+    const res = await fetch(`http://127.0.0.1:${listeners[name]}/health`);
+    expect(res.status).toBe(200);
+  });
+
+  it('a valid key of an organization with the model gets 200', async () => {
+    const res = await embed(name, bearer(withModel));
+    expect(res.status).toBe(200);
+    expect((await res.json()).data).toHaveLength(1);
+  });
+
+  it('no key gets 401 missing_api_key from authz', async () => {
+    const res = await embed(name, {});
+    expect(res.status).toBe(401);
+    expect((await res.json()).code).toBe('missing_api_key');
+  });
+
+  it('an organization without the model gets 403, not the model', async () => {
+    const res = await embed(name, bearer(withoutModel));
+    expect(res.status).toBe(403);
+    expect((await res.json()).code).toBe('model_not_enabled');
+  });
+
+  it('client-sent identity headers grant nothing', async () => {
+    const forged = { [IDENTITY_HEADERS.org]: withModel.org, [IDENTITY_HEADERS.model]: svc.modelId, [IDENTITY_HEADERS.key]: 'forged' };
+    // Without a key, forged identity is still no identity.
+    expect((await embed(name, forged)).status).toBe(401);
+    // With the key of an organization lacking the model, forging a granted one does not help.
+    const res = await embed(name, { ...bearer(withoutModel), ...forged });
+    expect(res.status).toBe(403);
+  });
+});
+
+describe('usage through the access-log provider', () => {
+  it('is recorded for the key\'s organization, never for one named in a forged header', async () => {
+    const before = usageOf(otherWithModel.org).requests;
+    const forgedBefore = usageOf(withModel.org).requests;
+    const res = await embed(MODES[0].name, { ...bearer(otherWithModel), [IDENTITY_HEADERS.org]: withModel.org });
+    expect(res.status).toBe(200);
+    await waitFor('the usage record', async () => usageOf(otherWithModel.org).requests === before + 1, 15_000);
+    expect(usageOf(withModel.org).requests).toBe(forgedBefore);
+  });
+});
+
+describe('authz unreachable', () => {
+  it.each(MODES)('fails closed ($name): 503, never the model', async ({ name }) => {
+    await authz.stop(1_000); // SIGKILL after 1 s: an open access-log stream would hold a graceful stop for 5 s
+    const res = await embed(name, bearer(withModel));
+    expect(res.status).toBe(503);
+  });
+});

@@ -1,0 +1,102 @@
+/**
+ * The Istio objects under deploy/istio/<env> (no Kubernetes schema covers them): required fields
+ * present, and consistent with each other and with the environment's overlay — the CUSTOM policy
+ * names a registered envoyExtAuthzGrpc provider that reaches authz, fails closed and sends
+ * headers only; no access-log provider (usage is recorded by the embedder through Admission);
+ * only the public paths are routed, to the embedder.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { IDENTITY_HEADERS, USAGE_TOKENS_HEADER } from '../../authz/src/headers.js';
+import { repoRoot } from '../support/stack.js';
+import { ENVIRONMENTS, find, kustomize, parseObjects, renderOverlay, type K8sObject } from './kustomize.js';
+
+interface Provider { name: string; envoyExtAuthzGrpc?: any; envoyHttpAls?: any }
+
+describe.each(ENVIRONMENTS)('%s', (env) => {
+  const dir = join(repoRoot, 'deploy/istio', env);
+  const istio = parseObjects(kustomize(dir));
+  const app = parseObjects(renderOverlay(env, ['istio']));
+  const plain = parseObjects(renderOverlay(env));
+  const providers: Provider[] = parse(readFileSync(join(dir, 'istiod-values.yaml'), 'utf8')).meshConfig.extensionProviders;
+  const host = find(plain, 'Service', 'ctg-gateway').metadata.annotations!['external-dns.alpha.kubernetes.io/hostname']!;
+  const namespace = `ctg-${env}`;
+  const one = (kind: string): K8sObject => {
+    const found = istio.filter((o) => o.kind === kind);
+    expect(found, kind).toHaveLength(1);
+    return found[0]!;
+  };
+  const provider = (name: string) => providers.find((p) => p.name === name);
+  const renderEnv = find(plain, 'ConfigMap', 'ctg-gateway-render-env').data!;
+
+  it('every object has its API group, a name, a namespace and a spec', () => {
+    const groups: Record<string, string> = {
+      Gateway: 'networking.istio.io/v1', VirtualService: 'networking.istio.io/v1',
+      AuthorizationPolicy: 'security.istio.io/v1',
+    };
+    expect(istio.map((o) => o.kind).sort()).toEqual(Object.keys(groups).sort());
+    for (const o of istio) {
+      expect(o.apiVersion, o.kind).toBe(groups[o.kind]);
+      expect(o.metadata.name, o.kind).toMatch(/^[a-z0-9-]+$/);
+      expect(o.metadata.namespace, o.kind).toMatch(/^[a-z0-9-]+$/);
+      expect(o.spec, o.kind).toBeTruthy();
+    }
+  });
+
+  it('the ext_authz provider reaches authz, fails closed, and sends headers only', () => {
+    const policy = one('AuthorizationPolicy');
+    expect(policy.spec.action).toBe('CUSTOM');
+    const grpc = provider(policy.spec.provider?.name)?.envoyExtAuthzGrpc;
+    expect(grpc, 'the policy names a registered envoyExtAuthzGrpc provider').toBeTruthy();
+    expect(grpc.service).toBe(`ctg-authz.${namespace}.svc.cluster.local`);
+    expect(grpc.port).toBe(find(app, 'Service', 'ctg-authz').spec.ports[0].port);
+    expect(grpc.failOpen).toBe(false);
+    expect(grpc.statusOnError).toBe('503');
+    expect(grpc.timeout).toBe(`${Number(renderEnv.AUTHZ_TIMEOUT_MS) / 1000}s`);
+    // The design decides on headers; a body in the Check would be buffered before the key is known.
+    expect(grpc.includeRequestBodyInCheck).toBeUndefined();
+  });
+
+  it('the CUSTOM policy covers every request for the host but GET /health, on the ingress gateway', () => {
+    const policy = one('AuthorizationPolicy');
+    const gateway = one('Gateway');
+    expect(policy.spec.selector.matchLabels).toEqual(gateway.spec.selector);
+    expect(policy.metadata.namespace).toBe(gateway.metadata.namespace);
+    expect(policy.spec.rules).toEqual([{ to: [{ operation: { hosts: [host, `${host}:*`], notPaths: ['/health'] } }] }]);
+  });
+
+  it('registers no access-log provider: usage is recorded by the embedder through Admission, mesh or not', () => {
+    const all = istio.map((o) => o.kind);
+    expect(all).not.toContain('Telemetry');
+    expect(providers.every((p: Provider) => p.envoyHttpAls === undefined)).toBe(true);
+  });
+
+  it('TLS for the environment\'s host terminates on the ingress gateway with a referenced certificate', () => {
+    const gateway = one('Gateway');
+    expect(gateway.spec.selector).toEqual({ istio: 'ingressgateway' });
+    expect(gateway.spec.servers).toHaveLength(1);
+    const [server] = gateway.spec.servers;
+    expect(server.port).toEqual({ number: 443, name: expect.any(String), protocol: 'HTTPS' });
+    expect(server.hosts).toEqual([host]);
+    expect(server.tls).toEqual({ mode: 'SIMPLE', credentialName: 'ctg-gateway-tls', minProtocolVersion: 'TLSV1_2' });
+  });
+
+  it('only /v1/embeddings and GET /health are routed, to the embedder, with the gateway\'s route timeout', () => {
+    const vs = one('VirtualService');
+    const gateway = one('Gateway');
+    expect(vs.metadata.namespace).toBe(namespace);
+    expect(vs.spec.hosts).toEqual([host]);
+    expect(vs.spec.gateways).toEqual([`${gateway.metadata.namespace}/${gateway.metadata.name}`]);
+    const paths = vs.spec.http.flatMap((r: any) => r.match.map((m: any) => m.uri.exact));
+    expect(paths).toEqual(['/v1/embeddings', '/health']);
+    const embedderPort = find(app, 'Service', 'ctg-embedder').spec.ports[0].port;
+    for (const route of vs.spec.http) {
+      expect(route.route).toEqual([{ destination: { host: `ctg-embedder.${namespace}.svc.cluster.local`, port: { number: embedderPort } } }]);
+      // Route-level header rules run after ext_authz and would remove the identity headers it set.
+      expect(route.headers).toBeUndefined();
+    }
+    expect(vs.spec.http[0].timeout).toBe(`${renderEnv.EMBEDDER_TIMEOUT_S}s`);
+  });
+});

@@ -1,0 +1,296 @@
+/**
+ * The Kubernetes manifests: both overlays (and the Istio and model-volume variants) render with
+ * kubectl kustomize and validate strictly against the Kubernetes 1.37 schemas; every workload
+ * holds the invariants a platform team relies on (probes, resources from BENCHMARKS.md, non-root,
+ * read-only root, no capabilities, images pinned, secrets only referenced, only the gateway
+ * reaching authz and the embedder, drain times consistent with the components' own).
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { repoRoot } from '../support/stack.js';
+import { ENVIRONMENTS, find, parseObjects, podSpecs, renderOverlay, tool, type Environment, type K8sObject } from './kustomize.js';
+
+const rendered: Record<string, string> = {};
+const objects = (env: Environment): K8sObject[] => parseObjects(rendered[env]!);
+const VARIANTS = [['istio'], ['model-volume']] as const;
+
+beforeAll(() => {
+  for (const env of ENVIRONMENTS) {
+    rendered[env] = renderOverlay(env);
+    for (const v of VARIANTS) rendered[`${env}+${v.join('+')}`] = renderOverlay(env, v);
+  }
+});
+
+const UNITS: Record<string, number> = { '': 1, Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30 };
+
+/** Quantities in bytes / millicores, for comparisons. */
+function bytes(q: string): number {
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi)?$/.exec(q);
+  if (!m) throw new Error(`unexpected memory quantity ${q}`);
+  return Number(m[1]) * UNITS[m[2] ?? '']!;
+}
+function millicores(q: string | number): number {
+  const s = String(q);
+  return s.endsWith('m') ? Number(s.slice(0, -1)) : Number(s) * 1000;
+}
+
+/**
+ * Validates several streams in one kubernetes-validate run (a Python start costs seconds on a
+ * loaded machine); returns each stream's findings (--quiet prints only failures, naming the file).
+ */
+function validateAll(streams: Record<string, string>): { status: number | null; findings: Record<string, string[]> } {
+  const dir = mkdtempSync(join(tmpdir(), 'ctg-validate-'));
+  try {
+    const files = Object.keys(streams).map((name, i) => {
+      const file = join(dir, `${i}.yaml`);
+      writeFileSync(file, streams[name]!);
+      return [name, file] as const;
+    });
+    const run = spawnSync(tool('kubernetes-validate'), ['--strict', '--quiet', '-k', '1.37.0', ...files.map(([, f]) => f)], { encoding: 'utf8' });
+    const lines = `${run.stdout}${run.stderr}`.split('\n').filter(Boolean);
+    const findings = Object.fromEntries(files.map(([name, file]) => [name, lines.filter((l) => l.includes(`${file} `))]));
+    return { status: run.status, findings };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const envOf = (objs: K8sObject[], configMap: string): Record<string, string> => find(objs, 'ConfigMap', configMap).data ?? {};
+
+describe('rendering and schemas', () => {
+  it.each(ENVIRONMENTS)('%s renders the whole set of objects, and no Secret', (env) => {
+    // Generated ConfigMaps carry a content hash suffix.
+    const kinds = objects(env).map((o) => `${o.kind}/${o.kind === 'ConfigMap' ? o.metadata.name.replace(/-[a-z0-9]{10}$/, '') : o.metadata.name}`).sort();
+    expect(kinds).toEqual([
+      'ConfigMap/ctg-authz-env', 'ConfigMap/ctg-embedder-env', 'ConfigMap/ctg-gateway-render-env',
+      'Deployment/ctg-authz', 'Deployment/ctg-embedder', 'Deployment/ctg-gateway',
+      'HorizontalPodAutoscaler/ctg-embedder', `Namespace/ctg-${env}`,
+      'NetworkPolicy/ctg-authz', 'NetworkPolicy/ctg-default-deny', 'NetworkPolicy/ctg-embedder', 'NetworkPolicy/ctg-gateway',
+      'PodDisruptionBudget/ctg-authz', 'PodDisruptionBudget/ctg-embedder', 'PodDisruptionBudget/ctg-gateway',
+      'Service/ctg-authz', 'Service/ctg-embedder', 'Service/ctg-gateway',
+    ]);
+    for (const o of objects(env)) if (o.kind !== 'Namespace') expect(o.metadata.namespace, o.metadata.name).toBe(`ctg-${env}`);
+    // The namespace enforces Pod Security "restricted", so the API server refuses any pod that
+    // breaks the security invariants below, whatever a later patch does.
+    expect((find(objects(env), 'Namespace', `ctg-${env}`).metadata as any).labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
+  });
+
+  const STREAMS = ['staging', 'production', 'staging+istio', 'production+istio', 'staging+model-volume', 'production+model-volume'];
+  let validation: ReturnType<typeof validateAll>;
+  beforeAll(() => {
+    const broken = rendered.staging!.replace('revisionHistoryLimit: 5', 'revisionHistoryLimit: 5\n  replicaz: 2');
+    validation = validateAll({ ...Object.fromEntries(STREAMS.map((n) => [n, rendered[n]!])), broken });
+  });
+
+  it.each(STREAMS)('%s validates strictly against the Kubernetes 1.37 schemas', (name) => {
+    expect(validation.findings[name]).toEqual([]);
+  });
+
+  it('strict validation rejects an unknown field (the check is live)', () => {
+    expect(validation.status).not.toBe(0);
+    expect(validation.findings.broken!.join('\n')).toMatch(/replicaz/);
+    expect(validation.findings.broken!.length).toBeGreaterThan(0);
+  });
+});
+
+describe.each(ENVIRONMENTS)('%s workloads', (env) => {
+  const all = () => podSpecs(objects(env));
+
+  it('every container has startup, readiness and liveness probes', () => {
+    for (const { owner, pod } of all()) {
+      for (const c of pod.containers) {
+        for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect(c[probe], `${owner}/${c.name} ${probe}`).toBeTruthy();
+      }
+    }
+  });
+
+  it('every container, init containers included, has CPU and memory requests and limits, limits >= requests', () => {
+    for (const { owner, pod } of all()) {
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        const r = c.resources ?? {};
+        for (const k of ['cpu', 'memory']) {
+          expect(r.requests?.[k], `${owner}/${c.name} requests.${k}`).toBeDefined();
+          expect(r.limits?.[k], `${owner}/${c.name} limits.${k}`).toBeDefined();
+        }
+        expect(millicores(r.limits.cpu)).toBeGreaterThanOrEqual(millicores(r.requests.cpu));
+        expect(bytes(r.limits.memory)).toBeGreaterThanOrEqual(bytes(r.requests.memory));
+      }
+    }
+  });
+
+  it('every container runs non-root, read-only root filesystem, no capabilities, no privilege escalation', () => {
+    for (const { owner, pod } of all()) {
+      expect(pod.securityContext?.runAsNonRoot, owner).toBe(true);
+      expect(pod.securityContext?.runAsUser, owner).toBeGreaterThan(0);
+      expect(pod.automountServiceAccountToken, owner).toBe(false);
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        const sc = c.securityContext ?? {};
+        expect(sc.runAsNonRoot, `${owner}/${c.name}`).toBe(true);
+        expect(sc.readOnlyRootFilesystem, `${owner}/${c.name}`).toBe(true);
+        expect(sc.allowPrivilegeEscalation, `${owner}/${c.name}`).toBe(false);
+        expect(sc.capabilities?.drop, `${owner}/${c.name}`).toEqual(['ALL']);
+        expect(sc.capabilities?.add, `${owner}/${c.name}`).toBeUndefined();
+      }
+    }
+  });
+
+  it('every image is pinned to a registry path and a version tag', () => {
+    for (const { owner, pod } of all()) {
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        expect(c.image, `${owner}/${c.name}`).toMatch(/^[a-z0-9.-]+(\/[a-z0-9._-]+)+:\d+\.\d+\.\d+[a-z0-9.-]*$/);
+      }
+    }
+  });
+
+  it('secrets are referenced by name and never written; no secret value sits in the environment', () => {
+    const text = rendered[env]!;
+    expect(objects(env).some((o) => o.kind === 'Secret')).toBe(false);
+    for (const name of ['ctg-gateway-tls', 'ctg-key-hash-secret', 'ctg-redis']) expect(text).toContain(name);
+    const authz = find(objects(env), 'Deployment', 'ctg-authz').spec.template.spec.containers[0];
+    expect(authz.env.find((e: any) => e.name === 'REDIS_URL').valueFrom.secretKeyRef).toEqual({ name: 'ctg-redis', key: 'url' });
+    expect(envOf(objects(env), 'ctg-authz-env')).not.toHaveProperty('KEY_HASH_SECRET');
+    expect(envOf(objects(env), 'ctg-authz-env')).not.toHaveProperty('REDIS_URL');
+  });
+
+  it('probes: embedder ready only with its model, authz through gRPC health, Envoy through its own /health', () => {
+    const spec = (name: string) => find(objects(env), 'Deployment', name).spec.template.spec.containers[0];
+    const embedder = spec('ctg-embedder');
+    expect(embedder.readinessProbe.httpGet.path).toBe('/ready');
+    expect(embedder.startupProbe.httpGet.path).toBe('/ready');
+    expect(embedder.livenessProbe.httpGet.path).toBe('/health');
+    const authz = spec('ctg-authz');
+    expect(authz.readinessProbe.grpc).toEqual({ port: 9191, service: 'envoy.service.auth.v3.Authorization' });
+    const gateway = spec('ctg-gateway');
+    for (const p of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
+      expect(gateway[p].httpGet).toEqual({ path: '/health', port: 'https', scheme: 'HTTPS' });
+    }
+  });
+
+  it('requests and limits cover the memory measured in BENCHMARKS.md', () => {
+    const bench = readFileSync(join(repoRoot, 'BENCHMARKS.md'), 'utf8');
+    const peak = (what: string) => {
+      const m = new RegExp(`${what.replace(/ /g, '\\s+')}\\s+(\\d+) / (\\d+) / (\\d+)`).exec(bench);
+      if (!m) throw new Error(`BENCHMARKS.md has no memory figures for ${what}`);
+      return Number(m[3]) * 1e6;
+    };
+    const mem = (name: string) => find(objects(env), 'Deployment', name).spec.template.spec.containers[0].resources;
+    const cases: [string, number][] = [['ctg-embedder', peak('embedder alone with the default model')], ['ctg-authz', peak('authz')], ['ctg-gateway', peak('Envoy')]];
+    for (const [name, measured] of cases) {
+      expect(bytes(mem(name).requests.memory), name).toBeGreaterThanOrEqual(measured);
+      expect(bytes(mem(name).limits.memory), name).toBeGreaterThan(bytes(mem(name).requests.memory));
+    }
+  });
+
+  it('Envoy\'s overload heap bound sits below its container\'s memory limit', () => {
+    const limit = find(objects(env), 'Deployment', 'ctg-gateway').spec.template.spec.containers[0].resources.limits.memory;
+    const heap = Number(envOf(objects(env), 'ctg-gateway-render-env').ENVOY_MAX_HEAP_MB) * 2 ** 20;
+    expect(heap).toBeGreaterThan(0);
+    expect(heap).toBeLessThan(bytes(limit));
+  });
+
+  it('Envoy runs one worker per CPU of its limit (it would count the node\'s cores)', () => {
+    const envoy = find(objects(env), 'Deployment', 'ctg-gateway').spec.template.spec.containers[0];
+    expect(Number(envoy.args[envoy.args.indexOf('--concurrency') + 1]) * 1000).toBe(millicores(envoy.resources.limits.cpu));
+  });
+
+  it('the embedder runs one ONNX Runtime thread per CPU it is given, request = limit', () => {
+    const c = find(objects(env), 'Deployment', 'ctg-embedder').spec.template.spec.containers[0];
+    expect(millicores(c.resources.requests.cpu)).toBe(millicores(c.resources.limits.cpu));
+    expect(Number(envOf(objects(env), 'ctg-embedder-env').ORT_INTRA_OP_THREADS) * 1000).toBe(millicores(c.resources.limits.cpu));
+  });
+
+  it('the HPA alone sizes the embedder, on CPU; every component has a PodDisruptionBudget', () => {
+    const hpa = find(objects(env), 'HorizontalPodAutoscaler', 'ctg-embedder').spec;
+    expect(hpa.scaleTargetRef).toEqual({ apiVersion: 'apps/v1', kind: 'Deployment', name: 'ctg-embedder' });
+    expect(hpa.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }]);
+    expect(hpa.minReplicas).toBeGreaterThanOrEqual(2);
+    expect(find(objects(env), 'Deployment', 'ctg-embedder').spec.replicas).toBeUndefined();
+    for (const name of ['ctg-gateway', 'ctg-authz', 'ctg-embedder']) {
+      const pdb = find(objects(env), 'PodDisruptionBudget', name).spec;
+      expect(pdb.selector.matchLabels).toEqual(find(objects(env), 'Deployment', name).spec.selector.matchLabels);
+    }
+  });
+
+  it('only the gateway reaches the embedder, only the gateway and the embedder reach authz; only the gateway is exposed', () => {
+    const objs = objects(env);
+    const deny = find(objs, 'NetworkPolicy', 'ctg-default-deny').spec;
+    expect(deny).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
+    const pods = (name: string) => ({ podSelector: { matchLabels: { 'app.kubernetes.io/name': name } } });
+    expect(find(objs, 'NetworkPolicy', 'ctg-authz').spec.ingress).toEqual([{ from: [pods('ctg-gateway'), pods('ctg-embedder')], ports: [{ port: 9191, protocol: 'TCP' }] }]);
+    expect(find(objs, 'NetworkPolicy', 'ctg-embedder').spec.ingress).toEqual([{ from: [pods('ctg-gateway')], ports: [{ port: 8081, protocol: 'TCP' }] }]);
+    for (const name of ['ctg-authz', 'ctg-embedder']) expect(find(objs, 'Service', name).spec.type).toBe('ClusterIP');
+    // The embedder's only egress: authz's Admission service, and DNS to find it.
+    const egress = find(objs, 'NetworkPolicy', 'ctg-embedder').spec.egress;
+    expect(egress[0]).toEqual({ to: [pods('ctg-authz')], ports: [{ port: 9191, protocol: 'TCP' }] });
+    expect(egress.slice(1).every((rule: any) => rule.to === undefined && rule.ports.every((p: any) => p.port === 53))).toBe(true);
+    expect(objs.filter((o) => o.kind === 'Service' && o.spec.type !== 'ClusterIP').map((o) => o.metadata.name)).toEqual(['ctg-gateway']);
+    // Envoy's admin port is loopback only: never a container or Service port.
+    expect(rendered[env]).not.toMatch(/port: 9901|containerPort: 9901/);
+  });
+
+  it('termination grace periods cover each component\'s drain', () => {
+    const objs = objects(env);
+    const pod = (name: string) => find(objs, 'Deployment', name).spec.template.spec;
+    const render = envOf(objs, 'ctg-gateway-render-env');
+    const routeTimeout = Number(render.EMBEDDER_TIMEOUT_S);
+    // Gateway: drain hook bound = the route timeout (the longest a request may run), on the admin port.
+    const gw = pod('ctg-gateway');
+    const envoy = gw.containers[0];
+    const [, port, seconds] = envoy.lifecycle.preStop.exec.command;
+    expect(port).toBe(render.ENVOY_ADMIN_PORT);
+    expect(Number(seconds)).toBe(routeTimeout);
+    expect(envoy.args[envoy.args.indexOf('--drain-time-s') + 1]).toBe(seconds);
+    expect(gw.terminationGracePeriodSeconds).toBeGreaterThan(Number(seconds));
+    // Embedder: preStop sleep, then in-flight requests (bounded by the route timeout) finish.
+    const emb = pod('ctg-embedder');
+    expect(emb.terminationGracePeriodSeconds).toBeGreaterThan(emb.containers[0].lifecycle.preStop.sleep.seconds + routeTimeout);
+    // authz: preStop sleep, then main.ts's own shutdown grace before it forces the server closed.
+    const main = readFileSync(join(repoRoot, 'authz/src/main.ts'), 'utf8');
+    const graceMs = Number(/SHUTDOWN_GRACE_MS = ([\d_]+)/.exec(main)![1]!.replace(/_/g, ''));
+    const az = pod('ctg-authz');
+    expect(az.terminationGracePeriodSeconds).toBeGreaterThan(az.containers[0].lifecycle.preStop.sleep.seconds + graceMs / 1000);
+  });
+});
+
+describe('the two environments', () => {
+  const host = (env: Environment) => find(objects(env), 'Service', 'ctg-gateway').metadata.annotations ?? {};
+
+  it('each has its own host name, and its base URL is https on that host', () => {
+    const hosts = ENVIRONMENTS.map((env) => host(env)['external-dns.alpha.kubernetes.io/hostname']);
+    expect(new Set(hosts).size).toBe(2);
+    for (const env of ENVIRONMENTS) {
+      expect(host(env)['ctg.example.org/base-url']).toBe(`https://${host(env)['external-dns.alpha.kubernetes.io/hostname']}`);
+    }
+  });
+
+  it('production runs more replicas and more embedder CPU than staging', () => {
+    const replicas = (env: Environment, name: string) => find(objects(env), 'Deployment', name).spec.replicas;
+    for (const name of ['ctg-gateway', 'ctg-authz']) expect(replicas('production', name)).toBeGreaterThan(replicas('staging', name));
+    const hpa = (env: Environment) => find(objects(env), 'HorizontalPodAutoscaler', 'ctg-embedder').spec;
+    expect(hpa('production').minReplicas).toBeGreaterThan(hpa('staging').minReplicas);
+    expect(hpa('production').maxReplicas).toBeGreaterThan(hpa('staging').maxReplicas);
+    const cpu = (env: Environment) => find(objects(env), 'Deployment', 'ctg-embedder').spec.template.spec.containers[0].resources.limits.cpu;
+    expect(millicores(cpu('production'))).toBeGreaterThan(millicores(cpu('staging')));
+  });
+});
+
+describe('variants', () => {
+  it.each(ENVIRONMENTS)('%s with components/istio: no project gateway; only the ingress gateway reaches authz and the embedder', (env) => {
+    const objs = parseObjects(rendered[`${env}+istio`]!);
+    expect(objs.filter((o) => o.metadata.name.startsWith('ctg-gateway'))).toEqual([]);
+    const ingress = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'istio-system' } }, podSelector: { matchLabels: { istio: 'ingressgateway' } } };
+    for (const name of ['ctg-authz', 'ctg-embedder']) expect(find(objs, 'NetworkPolicy', name).spec.ingress[0].from).toEqual([ingress]);
+  });
+
+  it.each(ENVIRONMENTS)('%s with components/model-volume: the model-less image, the model read-only from the claim', (env) => {
+    const pod = find(parseObjects(rendered[`${env}+model-volume`]!), 'Deployment', 'ctg-embedder').spec.template.spec;
+    const c = pod.containers[0];
+    expect(c.image).toMatch(/^registry\.example\.org\/ctg\/embedder:\d+\.\d+\.\d+$/);
+    expect(c.volumeMounts).toContainEqual({ name: 'models', mountPath: '/models', readOnly: true });
+    expect(pod.volumes).toContainEqual({ name: 'models', persistentVolumeClaim: { claimName: 'ctg-models', readOnly: true } });
+    expect(envOf(parseObjects(rendered[`${env}+model-volume`]!), 'ctg-embedder-env').MODEL_DIR).toBe('/models/default');
+  });
+});
