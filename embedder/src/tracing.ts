@@ -126,19 +126,18 @@ export function traceAdmission(admission: Admission, tracer: Tracer): Admission 
   };
 }
 
-/** Per-request timings the engine may report with an `embedded` outcome (milliseconds). */
-interface EngineTimings {
+/** Where one request's time went, as the engine may report it with `embedded` (milliseconds). */
+interface EngineTiming {
   readonly tokenizeMs?: number;
   readonly queueMs?: number;
   readonly inferenceMs?: number;
 }
 
-const PHASES = [['tokenize', 'tokenizeMs'], ['queue', 'queueMs'], ['inference', 'inferenceMs']] as const;
-
 /**
  * The engine, with each call an "embed" span (inputs, tokens, outcome). When the outcome
- * carries the engine's timings, its phases become child spans laid end to end from the call's
- * start: tokenize, queue (waiting for a batch), inference (the model's time for its batches).
+ * carries the engine's `timing`, its phases become child spans: tokenize from the call's start;
+ * inference (the model's time for its batches) ending at the call's end, and queue (waiting for
+ * a batch) just before it, so the token admission between them shows as the gap it is.
  */
 export function traceEngine(engine: EmbeddingEngine, tracer: Tracer): EmbeddingEngine {
   const embed: EmbeddingEngine['embed'] = (request) =>
@@ -149,7 +148,7 @@ export function traceEngine(engine: EmbeddingEngine, tracer: Tracer): EmbeddingE
         span.setAttribute('embedder.outcome', outcome.kind);
         if (outcome.kind === 'embedded') {
           span.setAttribute('embedder.tokens', outcome.promptTokens);
-          phaseSpans(tracer, outcome, started);
+          phaseSpans(tracer, (outcome as { timing?: EngineTiming }).timing ?? {}, started, Date.now());
         }
         return outcome;
       } catch (error) {
@@ -162,12 +161,13 @@ export function traceEngine(engine: EmbeddingEngine, tracer: Tracer): EmbeddingE
   return { ...engine, embed };
 }
 
-function phaseSpans(tracer: Tracer, outcome: Extract<EmbedOutcome, { kind: 'embedded' }> & EngineTimings, started: number): void {
-  let at = started;
-  for (const [name, field] of PHASES) {
-    const ms = outcome[field];
-    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) continue;
-    tracer.startSpan(name, { startTime: at }).end(at + ms);
-    at += ms;
-  }
+function phaseSpans(tracer: Tracer, timing: EngineTiming, started: number, ended: number): void {
+  const ms = (value: number | undefined): number | undefined => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined);
+  const phase = (name: string, from: number, duration: number): void => tracer.startSpan(name, { startTime: from }).end(from + duration);
+  const tokenize = ms(timing.tokenizeMs);
+  const inference = ms(timing.inferenceMs);
+  const queue = ms(timing.queueMs);
+  if (tokenize !== undefined) phase('tokenize', started, tokenize);
+  if (inference !== undefined) phase('inference', ended - inference, inference);
+  if (queue !== undefined) phase('queue', ended - (inference ?? 0) - queue, queue);
 }

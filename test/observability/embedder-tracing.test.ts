@@ -125,18 +125,24 @@ describe('traceEngine', () => {
     embed: async () => outcome, close: async () => undefined,
   });
 
-  it('lays the engine reported phases end to end under "embed"', async () => {
-    const outcome = { kind: 'embedded', vectors: [], promptTokens: 7, tokenizeMs: 2, queueMs: 30, inferenceMs: 12 } as EmbedOutcome;
+  it('turns the engine reported timing into phases under "embed": tokenize first, queue then inference last', async () => {
+    const timing = { tokenizeMs: 2, queueMs: 30, inferenceMs: 12 };
+    const outcome = { kind: 'embedded', vectors: [], promptTokens: 7, timing } as EmbedOutcome;
     await traceEngine(fake(outcome), tracer).embed({ inputs: ['a'], inputType: undefined, policy: 'reject' as never });
     const spans = exporter.getFinishedSpans();
     const embed = byName(spans, 'embed')!;
     const ms = (t: [number, number]) => t[0] * 1000 + t[1] / 1e6;
-    const phases = ['tokenize', 'queue', 'inference'].map((name) => byName(spans, name)!);
-    expect(phases.map((s) => s.parentSpanContext?.spanId)).toEqual(Array(3).fill(embed.spanContext().spanId));
-    expect(phases.map((s) => Math.round(ms(s.endTime) - ms(s.startTime)))).toEqual([2, 30, 12]);
-    expect(Math.round(ms(phases[1]!.startTime) - ms(phases[0]!.startTime))).toBe(2);
-    expect(Math.round(ms(phases[2]!.startTime) - ms(phases[1]!.startTime))).toBe(30);
+    const [tokenize, queue, inference] = ['tokenize', 'queue', 'inference'].map((name) => byName(spans, name)!);
+    for (const phase of [tokenize, queue, inference]) expect(phase!.parentSpanContext?.spanId).toBe(embed.spanContext().spanId);
+    expect([tokenize, queue, inference].map((s) => Math.round(ms(s!.endTime) - ms(s!.startTime)))).toEqual([2, 30, 12]);
+    // Queue runs straight into inference (token admission sits between tokenize and queue).
+    expect(Math.round(ms(queue!.endTime))).toBe(Math.round(ms(inference!.startTime)));
     expect(embed.attributes).toMatchObject({ 'embedder.tokens': 7, 'embedder.outcome': 'embedded' });
+  });
+
+  it('without a timing, "embed" has no phases', async () => {
+    await traceEngine(fake({ kind: 'embedded', vectors: [], promptTokens: 3 }), tracer).embed({ inputs: ['a'], inputType: undefined, policy: 'reject' as never });
+    expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['embed']);
   });
 
   it('a refusal is recorded as the outcome, with no phases', async () => {
