@@ -7,7 +7,7 @@ import { createAdmissionClient } from './admission-client.js';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { loadEngine } from './engine.js';
-import { createEmbedderMetrics } from './metrics.js';
+import { createEmbedderMetrics, measureEngine } from './metrics.js';
 import { registerTracing, startTracing, traceAdmission, traceEngine } from './tracing.js';
 
 async function main(): Promise<void> {
@@ -22,7 +22,8 @@ async function main(): Promise<void> {
   const tracing = startTracing(config.otlpEndpoint);
   const loaded = loadEngine(config, { onFatal, onBatch: metrics.observeBatch });
   const { manifest, ready } = loaded;
-  const engine = tracing.enabled ? traceEngine(loaded.engine, tracing.tracer) : loaded.engine;
+  const measured = measureEngine(loaded.engine, metrics);
+  const engine = tracing.enabled ? traceEngine(measured, tracing.tracer) : measured;
   const client = createAdmissionClient({
     address: config.authzAddress, timeoutMs: config.admissionTimeoutMs, recordAttempts: config.admissionRecordAttempts,
   });

@@ -3,7 +3,8 @@
  * division), and the queue wait of served requests as a histogram.
  */
 import { describe, expect, it } from 'vitest';
-import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
+import type { EmbeddingEngine, EmbedOutcome } from '../../embedder/src/engine.js';
+import { createEmbedderMetrics, measureEngine } from '../../embedder/src/metrics.js';
 import { metricValue } from '../support/embedder-app.js';
 
 describe('embedder queue metrics', () => {
@@ -17,10 +18,19 @@ describe('embedder queue metrics', () => {
     expect(metricValue(text, 'embedder_queue_tokens')! / metricValue(text, 'embedder_queue_max_tokens')!).toBe(0.25);
   });
 
-  it('observes the queue wait of 200 responses only, in seconds buckets', async () => {
+  it('observes the queue wait of embedded requests from the engine timing, in seconds buckets', async () => {
     const metrics = createEmbedderMetrics({ inputs: 1, tokens: 1 });
-    metrics.observeRequest({ route: '/v1/embeddings', method: 'POST', status: 200, seconds: 0.3, inputs: 1, tokens: 4, queueSeconds: 0.2 });
-    metrics.observeRequest({ route: '/v1/embeddings', method: 'POST', status: 503, seconds: 0.01, code: 'overloaded', queueSeconds: 0 });
+    const outcomes: EmbedOutcome[] = [
+      { kind: 'embedded', vectors: [], promptTokens: 4, timing: { tokenizeMs: 1, queueMs: 200, inferenceMs: 20 } } as EmbedOutcome,
+      { kind: 'overloaded' },
+      { kind: 'embedded', vectors: [], promptTokens: 4 } as EmbedOutcome,
+    ];
+    const engine: EmbeddingEngine = {
+      modelId: 'm', maxTokens: 512, isReady: () => true, queuedInputs: () => 0, queuedTokens: () => 0,
+      embed: async () => outcomes.shift()!, close: async () => undefined,
+    };
+    const measured = measureEngine(engine, metrics);
+    for (let i = 0; i < 3; i++) await measured.embed({ inputs: ['a'], inputType: undefined, policy: 'reject' as never });
     const text = await metrics.render();
     expect(metricValue(text, 'embedder_queue_wait_seconds_count')).toBe(1);
     expect(metricValue(text, 'embedder_queue_wait_seconds_sum')).toBeCloseTo(0.2);

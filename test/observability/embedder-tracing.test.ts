@@ -141,7 +141,7 @@ describe('traceEngine', () => {
   });
 
   it('without a timing, "embed" has no phases', async () => {
-    await traceEngine(fake({ kind: 'embedded', vectors: [], promptTokens: 3 }), tracer).embed({ inputs: ['a'], inputType: undefined, policy: 'reject' as never });
+    await traceEngine(fake({ kind: 'embedded', vectors: [], promptTokens: 3 } as EmbedOutcome), tracer).embed({ inputs: ['a'], inputType: undefined, policy: 'reject' as never });
     expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['embed']);
   });
 
