@@ -12,12 +12,15 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp } from '../../embedder/src/app.js';
 import { loadConfig } from '../../embedder/src/config.js';
-import { loadEngine, type EmbeddingEngine, type EmbedOutcome } from '../../embedder/src/engine.js';
+import { loadEngine, type EmbeddingEngine, type EmbedOutcome, type EmbedRequest } from '../../embedder/src/engine.js';
 import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
 import { registerTracing, traceAdmission, traceEngine, TRACER_NAME } from '../../embedder/src/tracing.js';
 import { createAdmissionClient, type Admission } from '../../embedder/src/admission-client.js';
 import { ensureTestModel, startTestAuthz, TEST_GRANT, TEST_MODEL_ID } from '../support/embedder-app.js';
 import type { RunningAuthz } from '../support/grpc-authz.js';
+
+/** A request as the engine takes it; the fake engines here ignore it (its shape grows with the engine). */
+const ANY_REQUEST = { inputs: ['a', 'b'], inputType: undefined, policy: 'reject', tenant: 'org-1' } as unknown as EmbedRequest;
 
 const CANARY = `Zebracanary${randomBytes(4).toString('hex')}`;
 const TRACE_ID = randomBytes(16).toString('hex');
@@ -127,8 +130,8 @@ describe('traceEngine', () => {
 
   it('turns the engine reported timing into phases under "embed": tokenize first, queue then inference last', async () => {
     const timing = { tokenizeMs: 2, queueMs: 30, inferenceMs: 12 };
-    const outcome = { kind: 'embedded', vectors: [], promptTokens: 7, timing } as EmbedOutcome;
-    await traceEngine(fake(outcome), tracer).embed({ inputs: ['a'], inputType: undefined, policy: 'reject' as never });
+    const outcome = { kind: 'embedded', vectors: [], promptTokens: 7, timing } as unknown as EmbedOutcome;
+    await traceEngine(fake(outcome), tracer).embed(ANY_REQUEST);
     const spans = exporter.getFinishedSpans();
     const embed = byName(spans, 'embed')!;
     const ms = (t: [number, number]) => t[0] * 1000 + t[1] / 1e6;
@@ -141,12 +144,12 @@ describe('traceEngine', () => {
   });
 
   it('without a timing, "embed" has no phases', async () => {
-    await traceEngine(fake({ kind: 'embedded', vectors: [], promptTokens: 3 } as EmbedOutcome), tracer).embed({ inputs: ['a'], inputType: undefined, policy: 'reject' as never });
+    await traceEngine(fake({ kind: 'embedded', vectors: [], promptTokens: 3 } as unknown as EmbedOutcome), tracer).embed(ANY_REQUEST);
     expect(exporter.getFinishedSpans().map((s) => s.name)).toEqual(['embed']);
   });
 
   it('a refusal is recorded as the outcome, with no phases', async () => {
-    await traceEngine(fake({ kind: 'overloaded' }), tracer).embed({ inputs: ['a', 'b'], inputType: undefined, policy: 'reject' as never });
+    await traceEngine(fake({ kind: 'overloaded' }), tracer).embed(ANY_REQUEST);
     const spans = exporter.getFinishedSpans();
     expect(spans.map((s) => s.name)).toEqual(['embed']);
     expect(spans[0]!.attributes).toMatchObject({ 'embedder.inputs': 2, 'embedder.outcome': 'overloaded' });
