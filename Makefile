@@ -5,7 +5,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help up down restart logs certs envoy model install test test-envoy test-e2e typecheck bench
+.PHONY: help up down restart logs certs envoy model install test test-envoy test-e2e test-litellm typecheck bench console
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -38,6 +38,13 @@ test: install ## the whole suite, end-to-end tests included (they start their ow
 
 test-envoy: install ## only the Envoy and end-to-end suites
 	@bash scripts/stack/with-redis.sh npx vitest run test/envoy test/e2e
+
+test-litellm: ## litellm's error classes against a test stack (own venv, ~300 MB; not in make test)
+	@bash scripts/stack/install-litellm.sh && bash scripts/stack/with-redis.sh npx vitest run --config test/litellm/vitest.config.ts
+
+console: ## the management console + admin API on 127.0.0.1:9443 (after make up); token in .local/admin-token
+	@mkdir -p .local && test -s .local/admin-token || (umask 077 && head -c 32 /dev/urandom | base64 > .local/admin-token)
+	@bash -c 'source scripts/stack/common.sh && export_stack_env && ADMIN_TOKEN_FILE="$$PWD/.local/admin-token" exec node --import tsx authz/src/admin/server-main.ts'
 
 typecheck: ## TypeScript, strict
 	npx tsc --noEmit

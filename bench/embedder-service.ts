@@ -1,9 +1,11 @@
 /**
- * Starts the embedder alone (as `npm run embedder` does) on a free port with a given model,
- * and builds its request bodies.
+ * Starts the embedder alone (the stack module's embedder component) on a free port with a given
+ * model, and builds its request bodies.
  */
+import { resolve } from 'node:path';
+import { embedderComponent } from '../scripts/stack/components.ts';
 import { clinicalTexts, type TextKind } from './corpus.ts';
-import { freePort, startService, waitUntil, type Service } from './processes.ts';
+import { freePort, startService, type Service } from './processes.ts';
 
 /** A running embedder and its base URL. */
 export interface Embedder {
@@ -18,25 +20,28 @@ export function embeddingBody(model: string, kind: TextKind, count: number, extr
 }
 
 /** Which embedder to run: the repository's, or a patched copy (bench/tuning/*.patch, see bench/variant.sh). */
-let embedderEntry = 'embedder/src/main.ts';
+let embedderEntry: string | undefined;
 
 /** Points every later startEmbedder at another entry file. */
 export function useEmbedderEntry(entry: string): void {
   embedderEntry = entry;
 }
 
-/** Starts the embedder with MODEL_DIR and extra variables (and node flags, e.g. --cpu-prof); resolves once it embeds. */
+/** Starts the embedder with MODEL_DIR and extra variables (and node flags, e.g. --cpu-prof); resolves once ready. */
 export async function startEmbedder(modelDir: string, modelId: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Embedder> {
   const port = await freePort();
-  const service = startService('embedder', process.execPath, [...nodeArgs, '--import', 'tsx', embedderEntry], {
-    MODEL_DIR: modelDir, EMBEDDER_HOST: '127.0.0.1', EMBEDDER_PORT: String(port), LOG_LEVEL: 'warn', ...env,
-  });
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const body = embeddingBody(modelId, 'short', 1);
-  await waitUntil(service, 120_000, async () => {
-    const res = await fetch(`${baseUrl}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-gateway-model': modelId }, body });
-    await res.arrayBuffer();
-    return res.status === 200;
-  });
-  return { service, baseUrl };
+  const spec = embedderComponent(
+    { modelDir, modelId, keyHashSecretFile: '', redisUrl: '' },
+    {
+      host: '127.0.0.1', port, logFile: resolve('.local/bench/logs/embedder.log'), entry: embedderEntry, nodeArgs,
+      // The bench's own settings (batching variants, LOG_LEVEL) win over the contract's MODEL_ID only where given.
+      baseEnv: { ...inherited(), LOG_LEVEL: 'warn' }, overrides: env,
+    },
+  );
+  return { service: await startService(spec), baseUrl: `http://127.0.0.1:${port}` };
+}
+
+/** The bench's own environment (bench/run.sh's settings), as the services inherited it before. */
+export function inherited(): Record<string, string> {
+  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[1] !== undefined));
 }

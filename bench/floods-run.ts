@@ -15,7 +15,7 @@ const stack = await startStack(join(repoRoot, '.local/models/test'));
 const results: FloodResult[] = [];
 try {
   const target = {
-    port: stack.ports.gateway, ca: stack.ca, envoyPid: stack.processes.envoy.child.pid!,
+    port: stack.ports.gateway, ca: stack.ca, envoyPid: stack.processes.envoy.pid!,
     apiKey: orgWithKey(stack, 'legit').key, modelId: stack.svc.modelId,
   };
   const attacker = orgWithKey(stack, 'attacker', { rpm: 1_000_000 }).key;

@@ -5,17 +5,11 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
+import { readManifest, type ModelManifest } from '../embedder/src/model/manifest.ts';
 
-/** The manifest fields the benchmarks use (see the agreed model-directory layout). */
-export interface Manifest {
-  id: string;
-  nativeDimensions: number;
-  dimensions: number;
-  maxTokens: number;
-  pooling: 'cls' | 'mean';
-  normalize: boolean;
-  outputName: string;
-}
+/** The manifest, as the embedder reads and checks it (embedder/src/model/manifest.ts). */
+export type Manifest = ModelManifest;
+export { readManifest };
 
 /** One padded batch: row-major [rows, seq] int64 tensors' data and the real lengths. */
 export interface EncodedBatch {
@@ -25,11 +19,6 @@ export interface EncodedBatch {
   attentionMask: BigInt64Array;
   tokenTypeIds: BigInt64Array;
   lengths: number[];
-}
-
-/** Reads manifest.json of a model directory. */
-export function readManifest(modelDir: string): Manifest {
-  return JSON.parse(readFileSync(join(modelDir, 'manifest.json'), 'utf8')) as Manifest;
 }
 
 /** Loads tokenizer.json of a model directory. */

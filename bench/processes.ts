@@ -1,30 +1,44 @@
 /**
- * Processes a bench run starts: spawned in their own process group, stopped on every exit
- * path (normal end, error, Ctrl-C), with their resident memory read from /proc.
+ * Processes a bench run starts, as supervised components of the stack module
+ * (scripts/stack/), stopped on every exit path (normal end, error, Ctrl-C), with their
+ * resident memory and CPU time read from /proc.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import type { ComponentSpec } from '../scripts/stack/components.ts';
+import { Supervisor } from '../scripts/stack/supervisor.ts';
 export { freePort } from '../scripts/free-port.ts';
 
-/** A started service process and the tail of its output (for start-up failures). */
+/** A started service: its name, pid and log file. */
 export interface Service {
-  name: string;
-  child: ChildProcess;
-  pid: number;
-  output: () => string;
+  readonly name: string;
+  readonly pid: number;
+  readonly logFile: string;
+  readonly supervisor: Supervisor;
 }
 
 const started = new Set<Service>();
 
-/** Stops one service: SIGTERM to its group, SIGKILL after a grace period. */
+// A measurement must not be skewed by a silent restart: a bench service that dies fails the run.
+const NO_RESTART = { initialDelayMs: 0, maxDelayMs: 0, crashLimit: 0, windowMs: 1 };
+
+/** Starts a component; resolves once it is ready (or fails naming its log file). */
+export async function startService(spec: ComponentSpec): Promise<Service> {
+  const supervisor = new Supervisor(spec, NO_RESTART);
+  const service: Service = { name: spec.name, get pid() { return supervisor.pid ?? -1; }, logFile: spec.logFile, supervisor };
+  started.add(service);
+  try {
+    await supervisor.start();
+  } catch (err) {
+    await stopService(service);
+    throw new Error(`${spec.name} did not start: ${(err as Error).message}; see ${spec.logFile}`);
+  }
+  return service;
+}
+
+/** Stops one service: SIGTERM, SIGKILL after its grace period. */
 export async function stopService(service: Service): Promise<void> {
   started.delete(service);
-  if (service.child.exitCode !== null || service.child.signalCode !== null) return;
-  const exited = new Promise<void>((done) => service.child.once('exit', () => done()));
-  signalGroup(service.pid, 'SIGTERM');
-  const timer = setTimeout(() => signalGroup(service.pid, 'SIGKILL'), 5000);
-  await exited;
-  clearTimeout(timer);
+  await service.supervisor.stop();
 }
 
 /** Stops every service still running (called from finally blocks and signal handlers). */
@@ -32,52 +46,18 @@ export async function stopAll(): Promise<void> {
   await Promise.all([...started].map(stopService));
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone: nothing to stop.
-  }
+function killAll(): void {
+  for (const s of started) if (s.pid > 0) try { process.kill(s.pid, 'SIGKILL'); } catch { /* already gone */ }
 }
 
 // A bench run must never leave a server behind, even when interrupted.
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {
   process.once(signal, () => {
-    for (const s of started) signalGroup(s.pid, 'SIGKILL');
+    killAll();
     process.exit(130);
   });
 }
-process.once('exit', () => {
-  for (const s of started) signalGroup(s.pid, 'SIGKILL');
-});
-
-/** Spawns `command args` with extra environment variables in a new process group. */
-export function startService(name: string, command: string, args: string[], env: Record<string, string>): Service {
-  const child = spawn(command, args, { env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-  let tail = '';
-  const keep = (chunk: Buffer): void => {
-    tail = (tail + chunk.toString()).slice(-4000);
-  };
-  child.stdout?.on('data', keep);
-  child.stderr?.on('data', keep);
-  if (child.pid === undefined) throw new Error(`${name}: could not start ${command}`);
-  const service: Service = { name, child, pid: child.pid, output: () => tail };
-  started.add(service);
-  return service;
-}
-
-/** Polls `probe` until it resolves true or `timeoutMs` passes; fails with the service's output. */
-export async function waitUntil(service: Service | null, timeoutMs: number, probe: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (service && service.child.exitCode !== null) {
-      throw new Error(`${service.name} exited with ${service.child.exitCode}:\n${service.output()}`);
-    }
-    if (await probe().catch(() => false)) return;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`${service?.name ?? 'probe'} not ready after ${timeoutMs} ms\n${service?.output() ?? ''}`);
-}
+process.once('exit', killAll);
 
 /** Resident memory now and its high-water mark, in MiB, from /proc/<pid>/status. */
 export function residentMemory(pid: number): { rssMb: number; hwmMb: number } {

@@ -13,6 +13,9 @@
 # a bench TLS certificate, and (for quant) onnxruntime + onnx in the project venv.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+# onnxruntime-node's built-in telemetry stays off in every process the bench starts (see
+# embedder/src/model/runner.ts).
+export ORT_DISABLE_TELEMETRY=1
 
 part="all"; quick=()
 for arg in "$@"; do

@@ -1,16 +1,18 @@
 /**
  * The bench's own gateway: authz, the embedder (generated model) and Envoy on free loopback
- * ports, rendered and started the way `make up` does, so a stack already up is left alone.
- * Redis is the one at REDIS_URL, under a random key prefix that is deleted afterwards.
+ * ports, started by the stack module as `make up` starts them, so a stack already up is left
+ * alone. Redis is the one at REDIS_URL, under a random key prefix that is deleted afterwards.
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { request } from 'node:https';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import { startEmbedder, type Embedder } from './embedder-service.ts';
-import { freePort, startService, stopService, waitUntil, type Service } from './processes.ts';
+import { authzComponent, envoyComponent, type ServiceContract } from '../scripts/stack/components.ts';
+import { writeLocalEnvoyConfig } from '../scripts/stack/local-stack.ts';
+import { httpsOk, waitFor } from '../scripts/stack/probes.ts';
+import { inherited, startEmbedder } from './embedder-service.ts';
+import { freePort, startService, stopService, type Service } from './processes.ts';
 
 const run = promisify(execFile);
 
@@ -61,51 +63,45 @@ export async function deletePrefix(redisUrl: string, prefix: string): Promise<vo
   for (let i = 0; i < keys.length; i += 500) await run('redis-cli', ['-u', redisUrl, 'DEL', ...keys.slice(i, i + 500)]);
 }
 
-function httpsOk(url: string, ca: Buffer): Promise<boolean> {
-  return new Promise((done) => {
-    const req = request(url, { ca, servername: 'localhost', timeout: 2000 }, (res) => {
-      res.resume();
-      done(res.statusCode === 200);
-    });
-    req.on('error', () => done(false));
-    req.end();
-  });
-}
-
 /** Starts authz, the embedder and Envoy; every process is stopped by `stop()` (or on exit). */
 export async function startBenchStack(modelDir: string, modelId: string, paths: StackPaths, embedderEnv: Record<string, string> = {}): Promise<BenchStack> {
-  const authzPort = await freePort();
+  const [authzPort, gatewayPort, adminPort] = [await freePort(), await freePort(), await freePort()];
   const authzEnv = benchAuthzEnv(modelId, paths.redisUrl, authzPort);
+  const svc: ServiceContract = {
+    modelDir, modelId, redisUrl: paths.redisUrl, keyHashSecretFile: '', redisKeyPrefix: authzEnv.REDIS_KEY_PREFIX,
+    authzAddress: `127.0.0.1:${authzPort}`,
+  };
+  const logDir = resolve('.local/bench/logs');
+  mkdirSync(logDir, { recursive: true });
   const started: Service[] = [];
-  let embedder: Embedder | undefined;
   const stop = async (): Promise<void> => {
     for (const s of started.reverse()) await stopService(s);
     await deletePrefix(paths.redisUrl, authzEnv.REDIS_KEY_PREFIX as string);
   };
   try {
-    const authz = startService('authz', process.execPath, ['--import', 'tsx', paths.authzEntry ?? 'authz/src/main.ts'], authzEnv);
-    started.push(authz);
-    embedder = await startEmbedder(modelDir, modelId, { ...embedderEnv, MODEL_ID: modelId, AUTHZ_ADDRESS: `127.0.0.1:${authzPort}` });
-    started.push(embedder.service);
-    const [gatewayPort, adminPort] = [await freePort(), await freePort()];
-    const embedderPort = new URL(embedder.baseUrl).port;
-    const config = resolve('.local/bench/envoy.yaml');
-    mkdirSync(resolve('.local/bench'), { recursive: true });
-    await run(process.execPath, ['--import', 'tsx', 'envoy/render.ts', config], {
-      env: {
-        ...process.env, GATEWAY_HOST: '127.0.0.1', GATEWAY_PORT: String(gatewayPort), ENVOY_ADMIN_PORT: String(adminPort),
-        EMBEDDER_HOST: '127.0.0.1', EMBEDDER_PORT: embedderPort, AUTHZ_HOST: '127.0.0.1', AUTHZ_PORT: String(authzPort),
-        TLS_CERT_FILE: `${paths.tlsDir}/server.pem`, TLS_KEY_FILE: `${paths.tlsDir}/server-key.pem`,
-      },
+    const authzSpec = authzComponent(svc, {
+      host: '127.0.0.1', port: authzPort, logFile: `${logDir}/authz.log`, baseEnv: inherited(), overrides: authzEnv,
+      ...(paths.authzEntry ? { entry: paths.authzEntry } : {}),
+    });
+    const [authz, embedder] = await Promise.all([startService(authzSpec), startEmbedder(modelDir, modelId, { ...embedderEnv, MODEL_ID: modelId })]);
+    started.push(authz, embedder.service);
+    const embedderPort = Number(new URL(embedder.baseUrl).port);
+    const configFile = resolve('.local/bench/envoy.yaml');
+    writeLocalEnvoyConfig({
+      svc, logDir, envoyConfigFile: configFile, envoyBinary: paths.envoyBin,
+      gateway: { host: '127.0.0.1', port: gatewayPort }, envoyAdminPort: adminPort,
+      authz: { host: '127.0.0.1', port: authzPort }, embedder: { host: '127.0.0.1', port: embedderPort },
+      tls: { certFile: `${paths.tlsDir}/server.pem`, keyFile: `${paths.tlsDir}/server-key.pem` },
     });
     // As `make up` starts it; --concurrency only when a tuning run asks (Envoy's default: one worker per core).
-    const concurrency = paths.envoyConcurrency ? ['--concurrency', String(paths.envoyConcurrency)] : [];
-    const envoy = startService('envoy', paths.envoyBin, ['-c', config, '--disable-hot-restart', '--log-level', 'warn', ...concurrency], {});
+    const envoy = await startService(envoyComponent({
+      binary: paths.envoyBin, configFile, adminPort, gatewayHost: '127.0.0.1', gatewayPort, logFile: `${logDir}/envoy.log`,
+      ...(paths.envoyConcurrency ? { concurrency: paths.envoyConcurrency } : {}),
+    }));
     started.push(envoy);
     const apiKey = await createApiKey(authzEnv);
     const gatewayUrl = `https://127.0.0.1:${gatewayPort}`;
-    const ca = readFileSync(`${paths.tlsDir}/ca.pem`);
-    await waitUntil(envoy, 30_000, () => httpsOk(`${gatewayUrl}/health`, ca));
+    await waitFor('the gateway /health', httpsOk(`${gatewayUrl}/health`, readFileSync(`${paths.tlsDir}/ca.pem`)), 30_000);
     return {
       gatewayUrl, embedderUrl: embedder.baseUrl, apiKey, modelId,
       services: { embedder: embedder.service, authz, envoy }, authzEnv, authzAddress: `127.0.0.1:${authzPort}`, stop,

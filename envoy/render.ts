@@ -6,7 +6,8 @@
  * GATEWAY_HOST_V6, ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT,
  * TLS_CERT_FILE, TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S, RETRY_AFTER_SECONDS,
  * REQUEST_TIMEOUT_S, CONNECTION_IDLE_TIMEOUT_S, ENVOY_MAX_CONNECTIONS and ENVOY_MAX_HEAP_MB
- * from the environment.
+ * from the environment; EMBEDDER_ENDPOINTS / AUTHZ_ENDPOINTS (`ip:port,ip:port`) list several
+ * replicas instead of one.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -42,8 +43,18 @@ export interface EnvoySettings {
   readonly maxConnections?: number;
   /** Heap at which the overload actions saturate (timers shrink from 70%, requests stop at 95%). */
   readonly maxHeapBytes?: number;
+  /** Several embedder replicas; when absent, the one at embedderHost:embedderPort. */
+  readonly embedderEndpoints?: readonly Endpoint[];
+  /** Several authz replicas; when absent, the one at authzHost:authzPort. */
+  readonly authzEndpoints?: readonly Endpoint[];
   /** Where spans go (OTEL_EXPORTER_OTLP_ENDPOINT); no tracer when absent. */
   readonly otlpEndpoint?: OtlpEndpoint | undefined;
+}
+
+/** One upstream replica. */
+export interface Endpoint {
+  readonly host: string;
+  readonly port: number;
 }
 
 /** Defaults of the optional limits; the README's "Security" section measures them. */
@@ -86,6 +97,17 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     return value;
   };
   const file = (name: string, fallback: string): string => resolve(env[name] ?? fallback);
+  const endpoints = (name: string): { [key: string]: readonly Endpoint[] } => {
+    const raw = env[name];
+    if (raw === undefined || raw === '') return {};
+    const list = raw.split(',').map((item) => {
+      const [host = '', portText = ''] = item.trim().split(':');
+      const port = Number(portText);
+      if (!IPV4.test(host) || !Number.isInteger(port) || port < 1 || port > 65535) errors.push(`${name} must be ip:port[,ip:port…], got "${item}"`);
+      return { host, port };
+    });
+    return { [name === 'EMBEDDER_ENDPOINTS' ? 'embedderEndpoints' : 'authzEndpoints']: list };
+  };
   const settings: EnvoySettings = {
     gatewayHost: ip('GATEWAY_HOST', '0.0.0.0'),
     gatewayPort: port('GATEWAY_PORT', 8443),
@@ -107,6 +129,8 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     connectionIdleTimeoutS: positive('CONNECTION_IDLE_TIMEOUT_S', LIMIT_DEFAULTS.connectionIdleTimeoutS),
     maxConnections: positive('ENVOY_MAX_CONNECTIONS', LIMIT_DEFAULTS.maxConnections),
     maxHeapBytes: positive('ENVOY_MAX_HEAP_MB', LIMIT_DEFAULTS.maxHeapBytes / 1048576) * 1048576,
+    ...endpoints('EMBEDDER_ENDPOINTS'),
+    ...endpoints('AUTHZ_ENDPOINTS'),
     otlpEndpoint: otlp(env.OTEL_EXPORTER_OTLP_ENDPOINT, errors),
   };
   if (errors.length > 0) throw new Error(`invalid Envoy settings:\n  ${errors.join('\n  ')}`);
@@ -145,6 +169,8 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     CONNECTION_IDLE_TIMEOUT: `${settings.connectionIdleTimeoutS ?? LIMIT_DEFAULTS.connectionIdleTimeoutS}s`,
     MAX_CONNECTIONS: String(settings.maxConnections ?? LIMIT_DEFAULTS.maxConnections),
     MAX_HEAP_BYTES: String(settings.maxHeapBytes ?? LIMIT_DEFAULTS.maxHeapBytes),
+    EMBEDDER_ENDPOINTS: endpointList(settings.embedderEndpoints ?? [{ host: settings.embedderHost, port: settings.embedderPort }]),
+    AUTHZ_ENDPOINTS: endpointList(settings.authzEndpoints ?? [{ host: settings.authzHost, port: settings.authzPort }]),
     HCM_TRACING: hcmTracing(settings.otlpEndpoint),
     OTLP_CLUSTER: otlpCluster(settings.otlpEndpoint),
   };
@@ -159,6 +185,13 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     if (value === undefined) throw new Error(`unknown placeholder {{${name}}} in the Envoy template`);
     return value;
   });
+}
+
+// A YAML flow sequence of lb_endpoints, on one line so it drops into the template's indentation.
+function endpointList(endpoints: readonly Endpoint[]): string {
+  if (endpoints.length === 0) throw new Error('an Envoy cluster needs at least one endpoint');
+  const items = endpoints.map((e) => `{ endpoint: { address: { socket_address: { address: ${e.host}, port_value: ${e.port} } } } }`);
+  return `[${items.join(', ')}]`;
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;

@@ -6,11 +6,15 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readManifestId } from '../../embedder/src/model/manifest.js';
 
 export interface AuthzConfig {
   readonly host: string;
   readonly port: number;
   readonly redisUrl: string;
+  /** Redis Sentinels (REDIS_SENTINELS=host:port,…); when set authz uses the primary they name. */
+  readonly redisSentinels?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+  readonly redisSentinelName?: string;
   readonly redisKeyPrefix: string;
   readonly redisTimeoutMs: number;
   readonly keyPrefix: string;
@@ -49,7 +53,9 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
   const config: AuthzConfig = {
     host: read.string('AUTHZ_HOST', '127.0.0.1'),
     port: read.integer('AUTHZ_PORT', 9191, 0, 65535),
-    redisUrl: read.matching('REDIS_URL', 'redis://127.0.0.1:6379', /^rediss?:\/\/\S+$/, 'a redis:// URL'),
+    redisUrl: read.matching('REDIS_URL', defaultRedisUrl(env), /^rediss?:\/\/\S+$/, 'a redis:// URL'),
+    redisSentinels: readSentinels(env, problems),
+    redisSentinelName: read.matching('REDIS_SENTINEL_NAME', 'ctg', /^[A-Za-z0-9._-]{1,64}$/, '1-64 of A-Z a-z 0-9 . _ -'),
     redisKeyPrefix: read.matching('REDIS_KEY_PREFIX', 'ctg:', /^[A-Za-z0-9:_.-]{1,64}$/, '1-64 of A-Z a-z 0-9 : _ . -'),
     redisTimeoutMs: read.integer('REDIS_TIMEOUT_MS', 500, 10, 60_000),
     keyPrefix: read.matching('KEY_PREFIX', 'CTG', /^[A-Z][A-Z0-9]{0,15}$/, 'an upper-case letter then up to 15 of A-Z 0-9'),
@@ -126,6 +132,23 @@ function readSecret(env: Env, problems: string[]): string {
   return secret;
 }
 
+// `make up` runs its own persistent Redis on a port of its own and writes its URL here, so the
+// admin CLI finds it as it finds the key-hash secret; without the file, the usual local Redis.
+function defaultRedisUrl(env: Env): string {
+  const file = fromRepo(env.REDIS_URL_FILE || '.local/redis-url');
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : 'redis://127.0.0.1:6379';
+}
+
+function readSentinels(env: Env, problems: string[]): Array<{ host: string; port: number }> {
+  const raw = env.REDIS_SENTINELS?.trim();
+  if (!raw) return [];
+  return raw.split(',').map((item) => {
+    const match = /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(item.trim());
+    if (!match || Number(match[2]) > 65535) problems.push(`REDIS_SENTINELS: must be host:port[,host:port…], got ${JSON.stringify(item)}`);
+    return { host: match?.[1] ?? '', port: Number(match?.[2] ?? 0) };
+  });
+}
+
 // The stack passes the same MODEL_ID to the embedder and authz; without it, authz serves the
 // id in the installed model's manifest, as the embedder does.
 function readModelId(env: Env, problems: string[]): string {
@@ -135,13 +158,11 @@ function readModelId(env: Env, problems: string[]): string {
     }
     return env.MODEL_ID;
   }
-  const manifest = resolve(fromRepo(env.MODEL_DIR || '.local/models/default'), 'manifest.json');
+  const dir = fromRepo(env.MODEL_DIR || '.local/models/default');
   try {
-    const id: unknown = JSON.parse(readFileSync(manifest, 'utf8')).id;
-    if (typeof id === 'string' && id !== '') return id;
-    problems.push(`MODEL_ID: not set, and ${manifest} has no string "id"`);
-  } catch {
-    problems.push(`MODEL_ID: not set, and ${manifest} (from MODEL_DIR) cannot be read`);
+    return readManifestId(dir);
+  } catch (error) {
+    problems.push(`MODEL_ID: not set, and the manifest in MODEL_DIR cannot tell it: ${(error as Error).message}`);
   }
   return '';
 }

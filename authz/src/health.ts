@@ -14,8 +14,10 @@ export const HEALTH_SERVICES = ['', 'envoy.service.auth.v3.Authorization', 'ctg.
 type ReadySource = Pick<RedisStore, 'isReady' | 'onReadyChange'>;
 
 /** Health handlers reporting the store's connection state. */
-export function createHealthHandlers(store: ReadySource): HealthHandlers {
-  const statusOf = (ready: boolean): ServingStatus => (ready ? 'SERVING' : 'NOT_SERVING');
+export function createHealthHandlers(store: ReadySource, isDraining: () => boolean = () => false): HealthHandlers {
+  // A draining authz says NOT_SERVING so Envoy's health checks move Checks to the other replicas
+  // before it stops listening (authz/src/main.ts).
+  const statusOf = (ready: boolean): ServingStatus => (ready && !isDraining() ? 'SERVING' : 'NOT_SERVING');
   return {
     Check(call: grpc.ServerUnaryCall<HealthCheckRequest__Output, HealthCheckResponse>, callback: grpc.sendUnaryData<HealthCheckResponse>) {
       if (!HEALTH_SERVICES.includes(call.request.service)) {

@@ -8,10 +8,14 @@ import { createLogger } from './log.js';
 import { createAuthzMetrics } from './metrics.js';
 import { createMetricsServer, listenMetrics } from './metrics-server.js';
 import { bindServer, createServer } from './server.js';
+import { warnWhenNotPersistent } from './store/persistence.js';
 import { createStore } from './store/redis.js';
 import { startTracing } from './tracing.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
+// How long a stopping authz keeps serving while saying NOT_SERVING: a few of Envoy's 0.5 s
+// health-check intervals (envoy/envoy.yaml.tmpl), so no new Check reaches it once it stops listening.
+const DRAIN_MS = 1_500;
 
 function configOrExit(): AuthzConfig {
   try {
@@ -26,12 +30,15 @@ function configOrExit(): AuthzConfig {
 async function main(): Promise<void> {
   const config = configOrExit();
   const log = createLogger(config.logLevel);
-  const store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
+  const target = { url: config.redisUrl, sentinels: config.redisSentinels, sentinelName: config.redisSentinelName };
+  const store = createStore({ ...target, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
   store.onReadyChange((ready) => log.info({ event: ready ? 'redis_up' : 'redis_down' }, ready ? 'redis connected' : 'redis connection lost'));
+  warnWhenNotPersistent(store, target, config.redisTimeoutMs, (persistence, warning) => log.warn({ event: 'redis_not_persistent', ...persistence }, warning));
+  let draining = false;
   const metrics = createAuthzMetrics();
   metrics.watchRedis(() => store.isReady());
   const tracing = startTracing(config.otlpEndpoint);
-  const server = createServer({ config, store, log, metrics, tracer: tracing.enabled ? tracing.tracer : undefined });
+  const server = createServer({ config, store, log, isDraining: () => draining, metrics, tracer: tracing.enabled ? tracing.tracer : undefined });
   const port = await bindServer(server, config.host, config.port);
   log.info({ event: 'listening', host: config.host, port, model: config.modelId, keyCacheTtlMs: config.keyCacheTtlMs, tracing: tracing.enabled }, 'authz listening');
   // Metrics are for operators: a taken port is logged (and Prometheus shows the target down),
@@ -43,13 +50,17 @@ async function main(): Promise<void> {
   );
 
   const shutdown = (signal: string): void => {
+    if (draining) return;
+    draining = true;
     log.info({ event: 'shutdown', signal }, 'shutting down');
-    metricsServer.close();
-    const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS).unref();
-    server.tryShutdown(() => {
-      clearTimeout(force);
-      void Promise.allSettled([store.close(), tracing.shutdown()]).then(() => process.exit(0));
-    });
+    setTimeout(() => {
+      const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS).unref();
+      server.tryShutdown(() => {
+        clearTimeout(force);
+        metricsServer.close();
+        void Promise.allSettled([store.close(), tracing.shutdown()]).then(() => process.exit(0));
+      });
+    }, DRAIN_MS);
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));

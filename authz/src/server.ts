@@ -21,6 +21,8 @@ export interface ServerDeps {
   readonly config: AuthzConfig;
   readonly store: RedisStore;
   readonly log: Logger;
+  /** True once shutdown began: the health service then says NOT_SERVING. */
+  readonly isDraining?: () => boolean;
   /** Milliseconds since the epoch; injected so tests can fix time. */
   readonly clock?: () => number;
   /** When given, Checks, Admission calls, store commands, usage writes and key-cache lookups are measured. */
@@ -46,7 +48,7 @@ export function createServer(deps: ServerDeps): grpc.Server {
   if (metrics) admission = instrumentAdmission(admission, metrics);
   if (tracer) admission = traceAdmission(admission, tracer);
   server.addService(loaded.ctg.admission.v1.Admission.service, admission);
-  server.addService(loaded.grpc.health.v1.Health.service, createHealthHandlers(store));
+  server.addService(loaded.grpc.health.v1.Health.service, createHealthHandlers(store, deps.isDraining));
   return server;
 }
 

@@ -27,6 +27,8 @@ export interface AppDeps {
   readonly metrics: EmbedderMetrics;
   /** Where log lines go (tests capture them); stdout when absent. */
   readonly logStream?: DestinationStream;
+  /** True once a graceful stop began: /ready says 503 while in-flight requests finish. */
+  readonly draining?: () => boolean;
   /** The clock for `created`; tests pass a fixed one. */
   readonly now?: () => number;
 }
@@ -91,7 +93,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     createEmbeddings: createEmbeddingsHandler(deps.engine, deps.admission, deps.config.retryAfterSeconds, deps.now),
     getHealth,
   });
-  app.get('/ready', readyHandler(deps.engine, deps.config.retryAfterSeconds));
+  app.get('/ready', readyHandler(deps.engine, deps.config.retryAfterSeconds, deps.draining));
   registerMethodNotAllowed(app, '/ready', ['GET']);
   app.get('/metrics', metricsHandler(deps.metrics));
   registerMethodNotAllowed(app, '/metrics', ['GET']);

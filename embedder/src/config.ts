@@ -29,6 +29,8 @@ export interface EmbedderConfig {
   readonly admissionTimeoutMs: number;
   /** Tries of the (idempotent) usage Record before a finished request is refused with 503. */
   readonly admissionRecordAttempts: number;
+  /** On SIGTERM, how long in-flight requests may take to finish before the process exits anyway. */
+  readonly drainSeconds: number;
   /** OTLP/HTTP base URL for traces (OTEL_EXPORTER_OTLP_ENDPOINT); tracing is off when unset. */
   readonly otlpEndpoint: string | undefined;
 }
@@ -82,6 +84,8 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     authzAddress: text('AUTHZ_ADDRESS', '127.0.0.1:9191'),
     admissionTimeoutMs: int('ADMISSION_TIMEOUT_MS', 1_000, 1, 60_000),
     admissionRecordAttempts: int('ADMISSION_RECORD_ATTEMPTS', 3, 1, 10),
+    // The longest request (1,000 × 512 tokens) takes minutes on 2 cores; Envoy's route allows 600 s.
+    drainSeconds: int('EMBEDDER_DRAIN_S', 600, 0, 3600),
     otlpEndpoint,
   };
   if (problems.length > 0) {

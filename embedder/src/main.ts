@@ -28,7 +28,7 @@ async function main(): Promise<void> {
     address: config.authzAddress, timeoutMs: config.admissionTimeoutMs, recordAttempts: config.admissionRecordAttempts,
   });
   const admission = tracing.enabled ? traceAdmission(client, tracing.tracer) : client;
-  const app = buildApp({ config, engine, metrics, admission });
+  const app = buildApp({ config, engine, metrics, admission, draining: () => stopping });
   if (tracing.enabled) registerTracing(app, tracing.tracer);
 
   ready.then(
@@ -39,13 +39,21 @@ async function main(): Promise<void> {
     },
   );
 
+  // Graceful drain: /ready turns 503 and no new connection is accepted; requests in flight finish
+  // (their usage recorded through authz) within EMBEDDER_DRAIN_S, then the model worker ends.
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
-    app.log.info({ signal }, 'shutting down');
+    app.log.info({ signal, drainSeconds: config.drainSeconds }, 'shutting down: draining requests in flight');
+    const deadline = setTimeout(() => {
+      app.log.warn({ event: 'drain_timeout' }, 'requests still in flight after the drain period; exiting');
+      process.exit(1);
+    }, config.drainSeconds * 1000);
+    deadline.unref();
     await app.close();
     admission.close();
     await engine.close();
+    app.log.info({ event: 'drained' }, 'stopped');
     await tracing.shutdown().catch(() => undefined);
     process.exit(0);
   };

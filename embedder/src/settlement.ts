@@ -9,8 +9,21 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { Admission, AdmissionTicket, AdmitOutcome } from './admission-client.js';
 import { ProblemError } from './errors.js';
 
-/** Headers only authz sets (Envoy strips client-sent ones before authz runs). */
+/** Headers only the gateway sets (Envoy strips client-sent ones before authz runs). */
 export const IDENTITY_HEADERS = { org: 'x-gateway-org-id', key: 'x-gateway-key-id' } as const;
+
+/**
+ * Envoy's id for one client request, the same on each of its retries to another replica: the
+ * admission id, so a retried request's usage is recorded once.
+ */
+export const REQUEST_UID_HEADER = 'x-gateway-request-uid';
+const UID = /^[0-9a-f-]{36}$/;
+
+/** The admission id for a request: the gateway's request uid, or a fresh one off the gateway. */
+export function admissionIdOf(headers: IncomingHttpHeaders): string {
+  const uid = headers[REQUEST_UID_HEADER];
+  return typeof uid === 'string' && UID.test(uid) ? uid : randomUUID();
+}
 
 /** The request-id rule of the gateway; another id is replaced in the usage record. */
 const REQUEST_ID = /^[A-Za-z0-9._:/+=@-]{1,200}$/;
@@ -35,12 +48,12 @@ export class Settlement {
   constructor(
     private readonly admission: Admission,
     identity: { org: string; keyId: string },
+    ids: { admissionId: string; requestId: string },
     model: string,
-    requestId: string,
     private readonly retryAfterSeconds: number,
   ) {
-    const id = REQUEST_ID.test(requestId) ? requestId : randomUUID();
-    this.ticket = { admissionId: randomUUID(), org: identity.org, keyId: identity.keyId, model, requestId: id, tokens: 0 };
+    const requestId = REQUEST_ID.test(ids.requestId) ? ids.requestId : randomUUID();
+    this.ticket = { admissionId: ids.admissionId, org: identity.org, keyId: identity.keyId, model, requestId, tokens: 0 };
   }
 
   /** Charges `tokens`; false (with `refusal` set) when the budget cannot take them. */

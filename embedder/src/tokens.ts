@@ -6,28 +6,22 @@
 /** What the request asked for through `truncate_prompt_tokens`, already checked. */
 export type TruncationPolicy = { readonly kind: 'reject' } | { readonly kind: 'keep'; readonly tokens: number };
 
-/** The outcome of reading `truncate_prompt_tokens`: a policy, or the problem it is. */
+/** The outcome of reading `truncate_prompt_tokens`: a policy, or the invalid_body it is. */
 export type TruncationChoice =
   | { readonly ok: true; readonly policy: TruncationPolicy }
-  | { readonly ok: false; readonly code: 'invalid_body' | 'invalid_request'; readonly detail: string };
+  | { readonly ok: false; readonly code: 'invalid_body'; readonly detail: string };
 
 /**
- * Maps `truncate_prompt_tokens` to a policy (the OpenAPI document's documented choice): absent →
- * reject over-long inputs; -1 → keep `maxTokens`; 2..maxTokens → keep k; above maxTokens →
- * invalid_request (vLLM's rule); 0, 1 and below -1 → invalid_body.
+ * Maps `truncate_prompt_tokens` to a policy, the rule the OpenAPI schema states: absent →
+ * reject over-long inputs; -1 → keep `maxTokens`; 2..maxTokens → keep k; anything else is
+ * invalid_body. The schema already refuses those values; this check keeps the rule whole
+ * for a model whose context is shorter than the schema's 512.
  */
 export function truncationPolicy(value: number | undefined, maxTokens: number): TruncationChoice {
   if (value === undefined) return { ok: true, policy: { kind: 'reject' } };
   if (value === -1) return { ok: true, policy: { kind: 'keep', tokens: maxTokens } };
-  if (value > maxTokens) {
-    return {
-      ok: false,
-      code: 'invalid_request',
-      detail: `truncate_prompt_tokens value (${value}) is greater than the model's maximum context length (${maxTokens}). Please select a smaller truncation size.`,
-    };
-  }
-  if (value >= 2) return { ok: true, policy: { kind: 'keep', tokens: value } };
-  return { ok: false, code: 'invalid_body', detail: `truncate_prompt_tokens: must be -1 or an integer from 2 to ${maxTokens}` };
+  if (Number.isInteger(value) && value >= 2 && value <= maxTokens) return { ok: true, policy: { kind: 'keep', tokens: value } };
+  return { ok: false, code: 'invalid_body', detail: `truncate_prompt_tokens: must be -1 or from 2 to ${maxTokens}` };
 }
 
 /** vLLM's message for an input over the context length. */

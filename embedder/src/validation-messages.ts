@@ -1,6 +1,6 @@
 /**
  * Turns ajv's validation errors into one `invalid_body` detail that names the field, e.g.
- * "input: must contain at least 1 item". Messages are built from the schema's own words
+ * "input: must contain at least 1 item"; the field becomes the problem's `error.param`. Messages are built from the schema's own words
  * (keyword and params), never from ajv's text or the data, so no input value can leak.
  */
 
@@ -36,28 +36,52 @@ export function describe(error: SchemaError): string {
     case 'const': return `must be ${String(p.allowedValue)}`;
     case 'minimum': return `must be at least ${String(p.limit)}`;
     case 'maximum': return `must be at most ${String(p.limit)}`;
+    case 'pattern': return `must match ${String(p.pattern)}`;
     case 'required': return 'is required';
     default: return 'is not valid';
   }
 }
 
+/** A refusal's field (for `error.param`) and message, formatted together as "field: message". */
+export interface ValidationFailure {
+  readonly field: string;
+  readonly message: string;
+}
+
 /**
- * Picks the most useful error and formats "field: message". `oneOf` failures (input: string or
- * array) report the branch the data matched by type, or both types when it matched neither.
+ * Joins the failed branches of an `anyOf`/`oneOf` at one field into one sentence, e.g.
+ * truncate_prompt_tokens 0 → "must be -1 or at least 2" (each branch reports what it wanted).
  */
-export function validationDetail(errors: readonly SchemaError[], root = 'body'): string {
+function alternatives(errors: readonly SchemaError[]): string {
+  const [first, ...rest] = [...new Set(errors.map(describe))];
+  return [first!, ...rest.map((m) => m.replace(/^must be /, ''))].join(' or ');
+}
+
+/**
+ * Picks the most useful error and names its field. `oneOf`/`anyOf` failures (input: string or
+ * array; truncate_prompt_tokens: -1 or 2..512) report every branch the data failed.
+ */
+function validationFailure(errors: readonly SchemaError[], root = 'body'): ValidationFailure {
   const concrete = errors.filter((e) => e.keyword !== 'oneOf' && e.keyword !== 'anyOf');
   const required = concrete.find((e) => e.keyword === 'required');
-  if (required) return `${fieldName(`${required.instancePath}/${String(required.params.missingProperty)}`, root)}: is required`;
+  if (required) return { field: fieldName(`${required.instancePath}/${String(required.params.missingProperty)}`, root), message: 'is required' };
   const nonType = concrete.filter((e) => e.keyword !== 'type');
   if (nonType.length > 0) {
     const deepest = nonType.reduce((a, b) => (b.instancePath.length > a.instancePath.length ? b : a));
-    return `${fieldName(deepest.instancePath, root)}: ${describe(deepest)}`;
+    const here = nonType.filter((e) => e.instancePath === deepest.instancePath);
+    const branched = errors.some((e) => (e.keyword === 'anyOf' || e.keyword === 'oneOf') && e.instancePath === deepest.instancePath);
+    return { field: fieldName(deepest.instancePath, root), message: branched ? alternatives(here) : describe(deepest) };
   }
-  if (concrete.length === 0) return `${root}: is not valid`;
+  if (concrete.length === 0) return { field: root, message: 'is not valid' };
   const deepest = concrete.reduce((a, b) => (b.instancePath.length > a.instancePath.length ? b : a));
   const types = concrete.filter((e) => e.instancePath === deepest.instancePath).map((e) => ARTICLE[String(e.params.type)] ?? String(e.params.type));
   const list = [...new Set(types)];
   const wanted = list.length > 1 ? `${list.slice(0, -1).join(', ')} or ${list.at(-1)!}` : list[0]!;
-  return `${fieldName(deepest.instancePath, root)}: must be ${wanted}`;
+  return { field: fieldName(deepest.instancePath, root), message: `must be ${wanted}` };
+}
+
+/** The `invalid_body` detail for ajv's errors: "field: message". */
+export function validationDetail(errors: readonly SchemaError[], root = 'body'): string {
+  const { field, message } = validationFailure(errors, root);
+  return `${field}: ${message}`;
 }

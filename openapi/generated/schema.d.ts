@@ -62,8 +62,8 @@ export interface components {
              * @enum {string}
              */
             encoding_format: "float" | "base64";
-            /** @description `-1` truncates over-long inputs to their first 512 tokens; `k` in 2..512 keeps the first `k` tokens; above 512 is 400 `invalid_request`; other values are 400 `invalid_body`. */
-            truncate_prompt_tokens?: number;
+            /** @description `-1` truncates over-long inputs to their first 512 tokens; `k` from 2 to 512 keeps the first `k` tokens. Any other value is 400 `invalid_body` naming `truncate_prompt_tokens`. */
+            truncate_prompt_tokens?: number | -1;
             /** @description Unsupported; vectors always have 1024 dimensions. Setting it is 400 `invalid_request`. */
             dimensions?: number;
             /** @description Accepted for compatibility; no effect on the result. */
@@ -102,19 +102,32 @@ export interface components {
             status: number;
             title: string;
             code: components["schemas"]["ProblemCode"];
-            /** @description For `invalid_body` it names the field; for `invalid_request` it carries the model's message. Never contains input text. */
+            /** @description For `invalid_body` it is `<field>: <message>`, naming the field; for `invalid_request` it carries the model's message. Never contains input text. */
             detail?: string;
             /**
-             * @description An RFC 9457 extension member mirroring OpenAI's error envelope, so the official SDKs
-             *     surface the gateway's `code` and message (Node: `err.code`, `err.message`; Python:
-             *     `err.code`, `err.body`). `message` is `detail` (or `title` when there is none);
-             *     `type` is `invalid_request_error` for 4xx and `server_error` for 5xx.
+             * @description An RFC 9457 extension member mirroring OpenAI's error envelope, so OpenAI-compatible
+             *     clients surface the gateway's `code` and message (Node: `err.code`, `err.message`;
+             *     Python: `err.code`, `err.body`) and classify the error. `message` is `detail` (or
+             *     `title` when there is none). `param` is the field an `invalid_body` names (`model`,
+             *     `input`, `input[3]`, `truncate_prompt_tokens`, `content-type`, `x-request-id`, `body`
+             *     for the body as a whole …) and `null` for every other code. `type` follows the status,
+             *     with the values OpenAI's API uses:
+             *
+             *     | status | `type` | OpenAI SDKs (Python, Node) | litellm |
+             *     |---|---|---|---|
+             *     | 400 | `invalid_request_error` | BadRequestError | BadRequestError (ContextWindowExceededError for an over-long input) |
+             *     | 401 | `authentication_error` | AuthenticationError | AuthenticationError |
+             *     | 403 | `permission_error` | PermissionDeniedError | APIError with status 403 (its OpenAI path has no 403 class) |
+             *     | 404 | `not_found_error` | NotFoundError | NotFoundError |
+             *     | 405, 413 | `invalid_request_error` | APIStatusError | BadRequestError |
+             *     | 429 | `rate_limit_error` | RateLimitError | RateLimitError |
+             *     | 500, 503 | `server_error` | InternalServerError | InternalServerError, ServiceUnavailableError |
              */
             error: {
                 message: string;
                 /** @enum {string} */
-                type: "invalid_request_error" | "server_error";
-                param: null;
+                type: "invalid_request_error" | "authentication_error" | "permission_error" | "not_found_error" | "rate_limit_error" | "server_error";
+                param: string | null;
                 code: components["schemas"]["ProblemCode"];
             };
         };
@@ -122,7 +135,7 @@ export interface components {
         ProblemCode: "invalid_body" | "invalid_request" | "missing_api_key" | "malformed_api_key" | "invalid_api_key" | "revoked_api_key" | "expired_api_key" | "endpoint_not_enabled" | "model_not_enabled" | "not_found" | "method_not_allowed" | "payload_too_large" | "rate_limit_exceeded" | "internal_error" | "overloaded" | "model_not_ready" | "upstream_unavailable" | "authorization_unavailable";
     };
     responses: {
-        /** @description `invalid_body` (validation; `detail` names the field) or `invalid_request` (the model refused: too many tokens, `dimensions`). */
+        /** @description `invalid_body` (validation; `detail` names the field, as does `error.param`: on every path an invalid `x-request-id` or more than 64 headers / 32 KiB of them) or `invalid_request` (the model refused: too many tokens, `dimensions`). */
         BadRequest: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -221,7 +234,7 @@ export interface components {
         };
     };
     parameters: {
-        /** @description Request ID; echoed back. When absent the gateway generates a UUID. */
+        /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
         RequestId: string;
     };
     requestBodies: never;
@@ -255,7 +268,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Request ID; echoed back. When absent the gateway generates a UUID. */
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
                 "x-request-id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -299,7 +312,7 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
-                /** @description Request ID; echoed back. When absent the gateway generates a UUID. */
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
                 "x-request-id"?: components["parameters"]["RequestId"];
             };
             path?: never;
@@ -317,6 +330,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             405: components["responses"]["MethodNotAllowed"];
         };
     };

@@ -1,5 +1,6 @@
-# Shared by scripts/stack/*.sh: the stack's settings (each overridable from the environment),
-# paths, and the pid-file bookkeeping that lets `make down` stop exactly what `make up` started.
+# Shared by scripts/stack/*.sh: paths, the key-hash secret and TLS locations make up installs,
+# and the Redis that with-redis.sh provides to the test suite. Starting and supervising the
+# stack is the TypeScript stack module's (scripts/stack/cli.ts and its neighbours).
 # shellcheck shell=bash
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -9,28 +10,9 @@ LOCAL="${STACK_DIR:-$ROOT/.local}"
 LOG_DIR="$LOCAL/logs"
 TLS_DIR="$LOCAL/tls"
 
-# Settings: the environment's value, else the default. Exported only by export_stack_env (up.sh),
-# so a script that merely sources this file (with-redis.sh) does not leak them into its command.
-GATEWAY_HOST="${GATEWAY_HOST:-0.0.0.0}"
-GATEWAY_PORT="${GATEWAY_PORT:-8443}"
-ENVOY_ADMIN_PORT="${ENVOY_ADMIN_PORT:-9901}"
-EMBEDDER_HOST="${EMBEDDER_HOST:-127.0.0.1}"
-EMBEDDER_PORT="${EMBEDDER_PORT:-8081}"
-AUTHZ_HOST="${AUTHZ_HOST:-127.0.0.1}"
-AUTHZ_PORT="${AUTHZ_PORT:-9191}"
+# The test suite's Redis (with-redis.sh); make up runs its own unless REDIS_URL is set (settings.ts).
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
-MODEL_DIR="${MODEL_DIR:-$ROOT/.local/models/default}"
 KEY_HASH_SECRET_FILE="${KEY_HASH_SECRET_FILE:-$LOCAL/key-hash-secret}"
-TLS_CERT_FILE="${TLS_CERT_FILE:-$TLS_DIR/server.pem}"
-TLS_KEY_FILE="${TLS_KEY_FILE:-$TLS_DIR/server-key.pem}"
-
-# Hands the settings to the services and the Envoy renderer that up.sh starts.
-export_stack_env() {
-  # The embedder settles tokens and usage with authz (Admission) at this address.
-  AUTHZ_ADDRESS="${AUTHZ_ADDRESS:-$AUTHZ_HOST:$AUTHZ_PORT}"
-  export GATEWAY_HOST GATEWAY_PORT ENVOY_ADMIN_PORT EMBEDDER_HOST EMBEDDER_PORT AUTHZ_HOST AUTHZ_PORT AUTHZ_ADDRESS \
-    REDIS_URL MODEL_DIR KEY_HASH_SECRET_FILE TLS_CERT_FILE TLS_KEY_FILE
-}
 
 say() { echo "stack: $*" >&2; }
 # `timeout` where coreutils has it (not on stock macOS, where local probes return at once anyway).
@@ -86,13 +68,6 @@ redis_answers() {
   local reply
   reply="$(with_timeout 2 bash -c "exec 3<>/dev/tcp/$(redis_host)/$(redis_port) && printf 'PING\r\n' >&3 && head -c 1 <&3" 2>/dev/null)" || return 1
   [[ "$reply" == "+" || "$reply" == "-" ]]
-}
-
-# The model id both services serve: MODEL_ID, else the installed manifest's id.
-model_id() {
-  if [[ -n "${MODEL_ID:-}" ]]; then echo "$MODEL_ID"; return; fi
-  node -e 'process.stdout.write(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).id)' \
-    "$MODEL_DIR/manifest.json"
 }
 
 # Polls a command until it succeeds; fails after $2 seconds naming what it waited for.

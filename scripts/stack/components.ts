@@ -1,5 +1,177 @@
-/** How each service is started, as argv relative to the repository root; images and the stack agree on it. */
-export const ENTRYPOINTS: Readonly<Record<'authz' | 'embedder', readonly string[]>> = {
-  authz: ['node', '--import', 'tsx', 'authz/src/main.ts'],
-  embedder: ['node', '--import', 'tsx', 'embedder/src/main.ts'],
-};
+/**
+ * The stack's components and their contracts: what each one runs, the environment it is given,
+ * how its readiness is known, and how long it may take to drain. Everything that starts the
+ * gateway (make up, the test suite, the bench, make fleet) builds its components here.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { ChildOptions } from './child.js';
+import { allOf, httpOk, tcpOpen, type Probe } from './probes.js';
+import { redisAnswers } from './redis-probe.js';
+
+/** The command lines of the two TypeScript services (relative to the repository root). */
+export const ENTRYPOINTS: Readonly<Record<'authz' | 'embedder', readonly string[]>> = Object.freeze({
+  authz: Object.freeze(['node', '--import', 'tsx', 'authz/src/main.ts']),
+  embedder: Object.freeze(['node', '--import', 'tsx', 'embedder/src/main.ts']),
+});
+
+export const repoRoot = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+
+/** A component as the supervisor runs it. */
+export interface ComponentSpec extends ChildOptions {
+  readonly ready: Probe;
+  readonly readyTimeoutMs: number;
+  /** How long SIGTERM may take (draining in-flight work) before SIGKILL. */
+  readonly stopGraceMs: number;
+}
+
+/** What authz, the embedder and the admin CLI must agree on. */
+export interface ServiceContract {
+  readonly modelDir: string;
+  readonly modelId: string;
+  readonly keyHashSecretFile: string;
+  readonly redisUrl: string;
+  readonly redisKeyPrefix?: string;
+  /** host:port,… of Redis Sentinels; when set, authz finds the primary through them. */
+  readonly redisSentinels?: string;
+  readonly redisSentinelName?: string;
+  /**
+   * Where the embedder reaches authz's Admission service: `host:port`, or a gRPC target listing
+   * several replicas (`ipv4:a:9191,b:9191`), which the embedder balances and fails over across.
+   */
+  readonly authzAddress?: string;
+}
+
+/** Where one instance runs and what else it is given. */
+export interface Placement {
+  readonly name?: string;
+  readonly host: string;
+  readonly port: number;
+  readonly logFile: string;
+  /** The inherited environment (PATH, HOME, user settings such as LOG_LEVEL); the contract wins. */
+  readonly baseEnv?: Readonly<Record<string, string>>;
+  readonly overrides?: Readonly<Record<string, string>>;
+  readonly netns?: string;
+  /** Another entry file (a patched copy the bench measures) and node flags (e.g. --cpu-prof). */
+  readonly entry?: string;
+  readonly nodeArgs?: readonly string[];
+}
+
+/** The environment authz (and its admin CLI) is given. */
+export function authzEnv(svc: ServiceContract, host: string, port: number): Record<string, string> {
+  return {
+    AUTHZ_HOST: host, AUTHZ_PORT: String(port),
+    REDIS_URL: svc.redisUrl, KEY_HASH_SECRET_FILE: svc.keyHashSecretFile, MODEL_ID: svc.modelId, MODEL_DIR: svc.modelDir,
+    ...(svc.redisKeyPrefix ? { REDIS_KEY_PREFIX: svc.redisKeyPrefix } : {}),
+    ...(svc.redisSentinels ? { REDIS_SENTINELS: svc.redisSentinels, REDIS_SENTINEL_NAME: svc.redisSentinelName ?? 'ctg' } : {}),
+  };
+}
+
+/** The environment the embedder is given. */
+export function embedderEnv(svc: ServiceContract, host: string, port: number): Record<string, string> {
+  return {
+    EMBEDDER_HOST: host, EMBEDDER_PORT: String(port), MODEL_DIR: svc.modelDir, MODEL_ID: svc.modelId,
+    ...(svc.authzAddress ? { AUTHZ_ADDRESS: svc.authzAddress } : {}),
+  };
+}
+
+function tsService(which: 'authz' | 'embedder', at: Placement, env: Record<string, string>) {
+  const [, ...standard] = ENTRYPOINTS[which];
+  const args = [...(at.nodeArgs ?? []), ...standard.slice(0, -1), at.entry ?? (standard.at(-1) as string)];
+  return {
+    name: at.name ?? which, command: process.execPath, args, cwd: repoRoot, logFile: at.logFile, netns: at.netns,
+    env: { ...minimalEnv(), ...at.baseEnv, ...env, ...at.overrides },
+  };
+}
+
+/** authz: ready once it listens (it connects to Redis in the background and fails closed until then). */
+export function authzComponent(svc: ServiceContract, at: Placement): ComponentSpec {
+  return {
+    ...tsService('authz', at, authzEnv(svc, at.host, at.port)),
+    ready: tcpOpen(probeHost(at.host), at.port), readyTimeoutMs: 60_000,
+    // authz drains its gRPC calls for up to 5 s itself (authz/src/main.ts).
+    stopGraceMs: 8_000,
+  };
+}
+
+/** The embedder: ready once GET /ready answers 200 (its model is loaded). */
+export function embedderComponent(svc: ServiceContract, at: Placement): ComponentSpec {
+  return {
+    ...tsService('embedder', at, embedderEnv(svc, at.host, at.port)),
+    ready: httpOk(`http://${probeHost(at.host)}:${at.port}/ready`), readyTimeoutMs: 300_000,
+    // In-flight requests finish before it exits; a large request can take a while.
+    stopGraceMs: 30_000,
+  };
+}
+
+/** Where Envoy runs: its rendered bootstrap and the ports it serves. */
+export interface EnvoyPlacement {
+  readonly name?: string;
+  readonly binary: string;
+  readonly configFile: string;
+  readonly adminPort: number;
+  readonly gatewayHost: string;
+  readonly gatewayPort: number;
+  readonly logFile: string;
+  readonly netns?: string;
+  readonly concurrency?: number;
+}
+
+/** Envoy: ready once its admin /ready says LIVE and the gateway listener accepts connections. */
+export function envoyComponent(at: EnvoyPlacement): ComponentSpec {
+  return {
+    name: at.name ?? 'envoy', command: at.binary, cwd: repoRoot, logFile: at.logFile, netns: at.netns,
+    // Hot restart shares memory between Envoys with one base id; several stacks run side by side.
+    // The access log reaches its file within a second (Envoy's default is ten).
+    args: ['-c', at.configFile, '--disable-hot-restart', '--log-level', 'warn', '--file-flush-interval-msec', '1000',
+      ...(at.concurrency ? ['--concurrency', String(at.concurrency)] : [])],
+    env: minimalEnv(),
+    ready: allOf(httpOk(`http://127.0.0.1:${at.adminPort}/ready`), tcpOpen(probeHost(at.gatewayHost), at.gatewayPort)),
+    readyTimeoutMs: 30_000,
+    stopGraceMs: 10_000,
+  };
+}
+
+/** Where a redis-server runs and what it keeps. */
+export interface RedisPlacement {
+  readonly name?: string;
+  readonly bind: string;
+  readonly port: number;
+  /** Its working directory: the append-only file lives here. */
+  readonly dir: string;
+  readonly logFile: string;
+  readonly netns?: string;
+  /** host port of the primary, for a replica. */
+  readonly replicaOf?: string;
+  readonly extraArgs?: readonly string[];
+}
+
+/**
+ * A redis-server that keeps everything it acknowledges: append-only file, fsync every second
+ * (at most one second of writes lost on a power cut; none on a process crash).
+ */
+export function redisComponent(at: RedisPlacement): ComponentSpec {
+  return {
+    name: at.name ?? 'redis', command: 'redis-server', cwd: at.dir, logFile: at.logFile, netns: at.netns,
+    args: ['--bind', at.bind, '--port', String(at.port), '--dir', at.dir, '--appendonly', 'yes', '--appendfsync', 'everysec',
+      '--save', '', '--daemonize', 'no', '--protected-mode', 'no',
+      ...(at.replicaOf ? ['--replicaof', ...at.replicaOf.split(' ')] : []), ...(at.extraArgs ?? [])],
+    env: minimalEnv(),
+    ready: redisAnswers(probeHost(at.bind), at.port), readyTimeoutMs: 30_000,
+    stopGraceMs: 10_000,
+  };
+}
+
+/** PATH and HOME only: a component gets what its contract says, not whatever the caller had. */
+export function minimalEnv(): Record<string, string> {
+  return { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/' };
+}
+
+// A service bound to every address is probed on loopback.
+/** The address to reach a service listening on `host` (the wildcard means this machine). */
+export function probeHost(host: string): string {
+  return host === '0.0.0.0' ? '127.0.0.1' : host;
+}
+
+/** The log file of `name` in `logDir`. */
+export const logFileOf = (logDir: string, name: string): string => join(logDir, `${name}.log`);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what the stack and the tests need and is missing, idempotently: npm dependencies
 # (npm ci when node_modules is missing or older than package-lock.json), Envoy and the default
-# model. `--test` adds the generated test model and the OpenAI Python SDK in .venv.
+# model. `--test` adds the generated test model, the Python tools the tests call (OpenAI SDK,
+# schemathesis) and the deploy linters and validators (hadolint, kubectl, kubernetes-validate).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 cd "$ROOT"
@@ -21,4 +22,6 @@ if [[ "${1:-}" == "--test" ]]; then
     npx --no-install tsx scripts/generate-test-model.ts
   fi
   bash scripts/stack/install-python-sdk.sh
+  # hadolint, kubectl (kustomize) and kubernetes-validate for test/deploy.
+  bash scripts/install-deploy-tools.sh
 fi

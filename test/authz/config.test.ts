@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../authz/src/config.js';
 
 const SECRET = 'x'.repeat(40);
-const base = { KEY_HASH_SECRET: SECRET, MODEL_ID: 'm1' };
+// No Redis URL file: the defaults must not depend on whether `make up` ran on this machine.
+const base = { KEY_HASH_SECRET: SECRET, MODEL_ID: 'm1', REDIS_URL_FILE: '/nonexistent/redis-url' };
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -50,6 +51,22 @@ describe('loadConfig', () => {
     expect(loadConfig({ MODEL_ID: 'm1', KEY_HASH_SECRET_FILE: file }).keyHashSecret).toBe(SECRET);
     expect(problemsOf({ MODEL_ID: 'm1', KEY_HASH_SECRET_FILE: join(dir, 'absent') })[0]).toMatch(/^KEY_HASH_SECRET \/ KEY_HASH_SECRET_FILE:/);
     expect(problemsOf({ MODEL_ID: 'm1', KEY_HASH_SECRET: 'short' })[0]).toMatch(/^KEY_HASH_SECRET:/);
+  });
+
+  it('defaults REDIS_URL to the URL make up wrote (REDIS_URL_FILE), which REDIS_URL overrides', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'authz-redis-url-'));
+    const file = join(dir, 'redis-url');
+    writeFileSync(file, 'redis://127.0.0.1:6390\n');
+    expect(loadConfig({ ...base, REDIS_URL_FILE: file }).redisUrl).toBe('redis://127.0.0.1:6390');
+    expect(loadConfig({ ...base, REDIS_URL_FILE: file, REDIS_URL: 'redis://10.0.0.5:6379' }).redisUrl).toBe('redis://10.0.0.5:6379');
+  });
+
+  it('reads REDIS_SENTINELS and REDIS_SENTINEL_NAME, naming them when malformed', () => {
+    expect(loadConfig(base)).toMatchObject({ redisSentinels: [], redisSentinelName: 'ctg' });
+    expect(loadConfig({ ...base, REDIS_SENTINELS: '10.0.0.1:26379, s2:26380', REDIS_SENTINEL_NAME: 'main' })).toMatchObject({
+      redisSentinels: [{ host: '10.0.0.1', port: 26379 }, { host: 's2', port: 26380 }], redisSentinelName: 'main',
+    });
+    expect(problemsOf({ ...base, REDIS_SENTINELS: '10.0.0.1', REDIS_SENTINEL_NAME: 'a b' }).map((p) => p.split(':')[0])).toEqual(['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME']);
   });
 
   it('takes the served model from MODEL_DIR/manifest.json when MODEL_ID is unset', () => {

@@ -247,6 +247,10 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     // Embedder: preStop sleep, then in-flight requests (bounded by the route timeout) finish.
     const emb = pod('ctg-embedder');
     expect(emb.terminationGracePeriodSeconds).toBeGreaterThan(emb.containers[0].lifecycle.preStop.sleep.seconds + routeTimeout);
+    // The embedder's own drain period covers the route timeout and ends before the kubelet's SIGKILL.
+    const drain = Number(readFileSync(join(repoRoot, 'deploy/kubernetes/base/embedder.env'), 'utf8').match(/^EMBEDDER_DRAIN_S=(\d+)$/m)![1]);
+    expect(drain).toBeGreaterThanOrEqual(routeTimeout);
+    expect(emb.containers[0].lifecycle.preStop.sleep.seconds + drain).toBeLessThan(emb.terminationGracePeriodSeconds);
     // authz: preStop sleep, then main.ts's own shutdown grace before it forces the server closed.
     const main = readFileSync(join(repoRoot, 'authz/src/main.ts'), 'utf8');
     const graceMs = Number(/SHUTDOWN_GRACE_MS = ([\d_]+)/.exec(main)![1]!.replace(/_/g, ''));

@@ -74,6 +74,13 @@ describe('admission', () => {
     expect(await usage('small-org')).toHaveLength(0);
   });
 
+  it('a request Envoy retried on this replica (same x-gateway-request-uid) is recorded once', async () => {
+    const headers = { ...(await orgHeaders('retried-org', 10_000)), 'x-gateway-request-uid': '0b8f5c1e-2d3a-4f6b-9c7d-1e2f3a4b5c6d' };
+    expect((await post(headers, 'first attempt')).statusCode).toBe(200);
+    expect((await post(headers, 'first attempt')).statusCode).toBe(200);
+    expect(await usage('retried-org')).toHaveLength(1);
+  });
+
   it('a request that did not pass authz (no identity headers) is refused', async () => {
     const res = await post({ 'x-gateway-model': TEST_MODEL_ID }, 'x');
     expect(res.statusCode).toBe(403);

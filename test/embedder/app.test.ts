@@ -132,12 +132,22 @@ describe('the 512-token limit', () => {
     expectSameVector(res.json().data[0].embedding, exact.json().data[0].embedding);
   });
 
-  it('truncate_prompt_tokens k keeps k tokens; above 512 is invalid_request; 0, 1, < -1 are invalid_body', async () => {
+  it('truncate_prompt_tokens k in 2..512 keeps k tokens; every other value is invalid_body naming it', async () => {
     const res = await embed({ input: [tokens(20), 'heart attack'], truncate_prompt_tokens: 5 });
     expect(res.json().usage.total_tokens).toBe(5 + 4);
     expectSameVector(res.json().data[0].embedding, (await embed({ input: tokens(3) })).json().data[0].embedding);
-    expectProblem(await embed({ input: 'x', truncate_prompt_tokens: 513 }), 'invalid_request', 'truncate_prompt_tokens');
-    for (const bad of [0, 1, -2]) expectProblem(await embed({ input: 'x', truncate_prompt_tokens: bad }), 'invalid_body', 'truncate_prompt_tokens');
+    expect((await embed({ input: tokens(600), truncate_prompt_tokens: 512 })).json().usage.total_tokens).toBe(512);
+    expect((await embed({ input: tokens(20), truncate_prompt_tokens: 2 })).json().usage.total_tokens).toBe(2);
+    const refusals: Array<[number, string]> = [
+      [513, 'must be -1 or at most 512'], [10_000, 'must be -1 or at most 512'],
+      [0, 'must be -1 or at least 2'], [1, 'must be -1 or at least 2'], [-2, 'must be -1 or at least 2'],
+    ];
+    for (const [bad, message] of refusals) {
+      const refused = await embed({ input: 'x', truncate_prompt_tokens: bad });
+      expectProblem(refused, 'invalid_body');
+      expect(refused.json().detail).toBe(`truncate_prompt_tokens: ${message}`);
+      expect(refused.json().error.param).toBe('truncate_prompt_tokens');
+    }
   });
 });
 
@@ -163,6 +173,8 @@ describe('POST /v1/embeddings: refusals', () => {
     const res = await post(payload);
     expectProblem(res, 'invalid_body');
     expect(res.json().detail).toBe(detail);
+    // error.param is the field the detail names, for clients that read OpenAI's envelope.
+    expect(res.json().error).toMatchObject({ type: 'invalid_request_error', param: detail.split(':')[0], code: 'invalid_body' });
   });
 
   it('serves only the model authz granted to this request (x-gateway-model), whatever the body says', async () => {
@@ -195,6 +207,8 @@ describe('POST /v1/embeddings: refusals', () => {
   it('dimensions → invalid_request; another model → model_not_enabled', async () => {
     expectProblem(await embed({ input: 'x', dimensions: 1024 }), 'invalid_request', /^dimensions is not supported/);
     expectProblem(await post({ model: 'text-embedding-3-small', input: 'x' }), 'model_not_enabled', 'model');
+    expect((await post({ model: 'text-embedding-3-small', input: 'x' })).json().error).toMatchObject({ type: 'permission_error', param: null });
+    expect((await embed({ input: 'x', dimensions: 1024 })).json().error).toMatchObject({ type: 'invalid_request_error', param: null });
   });
 
   it('Content-Type must contain json; others, and a missing one, are invalid_body naming content-type', async () => {
@@ -203,6 +217,7 @@ describe('POST /v1/embeddings: refusals', () => {
     expectProblem(await raw({ 'content-type': 'text/plain' }, json), 'invalid_body', 'content-type');
     expectProblem(await raw({ 'content-type': 'text/plain; note=json' }, json), 'invalid_body', 'content-type');
     expectProblem(await raw({}), 'invalid_body', 'content-type');
+    expect((await raw({ 'content-type': 'text/plain' }, json)).json().error.param).toBe('content-type');
     expect((await raw({ 'content-type': 'application/vnd.api+json; charset=utf-8' }, json)).statusCode).toBe(200);
     expect((await raw({ 'content-type': 'text/json' }, json)).statusCode).toBe(200);
   });
@@ -210,6 +225,7 @@ describe('POST /v1/embeddings: refusals', () => {
   it('invalid JSON and an empty body are invalid_body; the process stays up', async () => {
     const raw = (payload: string) => embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json' }, payload });
     expectProblem(await raw('{"model": '), 'invalid_body', 'body: must be valid JSON');
+    expect((await raw('{"model": ')).json().error.param).toBe('body');
     expectProblem(await raw(''), 'invalid_body', 'body');
     expect((await embed({ input: 'still up' })).statusCode).toBe(200);
   });
@@ -259,6 +275,14 @@ describe('paths, methods, headers', () => {
     for (const res of responses) expect(res.headers['x-request-id']).toBe('req-123');
     const generated = await embedder.app.inject({ method: 'GET', url: '/health' });
     expect(generated.headers['x-request-id']).toMatch(UUID);
+  });
+
+  it('an x-request-id outside the documented rule is invalid_body naming x-request-id', async () => {
+    for (const id of ['bad id', 'x'.repeat(201), 'caf\u00e9']) {
+      const res = await post({ model: TEST_MODEL_ID, input: 'x' }, { 'x-request-id': id });
+      expectProblem(res, 'invalid_body', /^x-request-id: must /);
+      expect(res.json().error.param).toBe('x-request-id');
+    }
   });
 
   it('GET /ready is 200 once the model is loaded', async () => {

@@ -22,7 +22,7 @@ describe('embedder config', () => {
     expect(config).toEqual({
       host: '0.0.0.0', port: 0, modelDir: '/m', modelId: 'served', ortIntraOpThreads: 1, batchMaxTokens: 4096,
       batchMaxSize: 8, queueMaxInputs: 100, queueMaxTokens: 9000, retryAfterSeconds: 3, logLevel: 'warn',
-      authzAddress: 'authz:9191', admissionTimeoutMs: 250, admissionRecordAttempts: 5,
+      authzAddress: 'authz:9191', admissionTimeoutMs: 250, admissionRecordAttempts: 5, drainSeconds: 600,
     });
   });
 

@@ -1,19 +1,23 @@
 /**
- * Child processes for the gateway tests: started with their output in a log file (the canary
- * test reads those files), stopped by their own pid, and waited for with bounded polling.
+ * Child processes for the gateway tests, as a thin layer on the stack module
+ * (scripts/stack/): output in a log file (the canary tests read those files), stopped by their
+ * own pid, waited for with bounded polling.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
+import type { ChildProcess } from 'node:child_process';
+import { spawnChild } from '../../scripts/stack/child.js';
+import { minimalEnv } from '../../scripts/stack/components.js';
+import { waitFor as waitForProbe, type Watched } from '../../scripts/stack/probes.js';
 export { freePort } from '../../scripts/free-port.js';
 
-export interface ManagedProcess {
-  readonly name: string;
-  readonly logFile: string;
-  readonly child: ChildProcess;
-  /** True once the process has exited, for whatever reason. */
-  exited(): boolean;
-  /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
+/** A process (or a supervised component) a test started. */
+export interface ManagedProcess extends Watched {
+  /** SIGTERM, then SIGKILL after the grace period; resolves when the process is gone. */
   stop(graceMs?: number): Promise<void>;
+}
+
+/** A plain child process: its ChildProcess too. */
+export interface ChildHandle extends ManagedProcess {
+  readonly child: ChildProcess;
 }
 
 export interface StartOptions {
@@ -26,71 +30,27 @@ export interface StartOptions {
 }
 
 /** Starts a process whose stdout and stderr go to `logFile` (appended, so restarts keep history). */
-export function startProcess(options: StartOptions): ManagedProcess {
-  const fd = openSync(options.logFile, 'a');
-  const child = spawn(options.command, [...options.args], {
-    cwd: options.cwd ?? process.cwd(),
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
-    stdio: ['ignore', fd, fd],
-  });
-  closeSync(fd);
-  let done = child.exitCode !== null;
-  const gone = new Promise<void>((resolve) => {
-    child.once('exit', () => {
-      done = true;
-      resolve();
-    });
-    child.once('error', () => {
-      done = true;
-      resolve();
-    });
-  });
+export function startProcess(options: StartOptions): ChildHandle {
+  const child = spawnChild({ ...options, env: { ...minimalEnv(), ...options.env } });
   return {
-    name: options.name,
-    logFile: options.logFile,
-    child,
-    exited: () => done,
-    async stop(graceMs = 5_000) {
-      if (done) return;
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-      await gone;
-      clearTimeout(timer);
-    },
+    name: child.name, logFile: child.logFile, child: child.process,
+    exited: () => child.exited(),
+    stop: async (graceMs) => { await child.stop(graceMs); },
   };
 }
 
 /** Starts a TypeScript entry point with tsx loaded in-process, so the pid is the service's own. */
-export function startTsProcess(options: Omit<StartOptions, 'command' | 'args'> & { entry: string; args?: string[] }): ManagedProcess {
-  return startProcess({
-    ...options,
-    command: process.execPath,
-    args: ['--import', 'tsx', options.entry, ...(options.args ?? [])],
-  });
+export function startTsProcess(options: Omit<StartOptions, 'command' | 'args'> & { entry: string; args?: string[] }): ChildHandle {
+  return startProcess({ ...options, command: process.execPath, args: ['--import', 'tsx', options.entry, ...(options.args ?? [])] });
 }
 
-/**
- * Polls `probe` until it returns true; fails after `timeoutMs` with `what` and, when given, the
- * process that died meanwhile (so a crash is reported as such instead of as a time-out).
- */
-export async function waitFor(
-  what: string,
-  probe: () => Promise<boolean>,
-  timeoutMs: number,
-  watched: readonly ManagedProcess[] = [],
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const dead = watched.find((p) => p.exited());
-    if (dead) throw new Error(`${dead.name} exited while waiting for ${what}; see ${dead.logFile}`);
-    if (await probe().catch(() => false)) return;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** Polls `probe` until it returns true; fails after `timeoutMs`, or at once if a watched process died. */
+export function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number, watched: readonly Watched[] = []): Promise<void> {
+  return waitForProbe(what, probe, timeoutMs, watched);
 }
 
 /** Resolves with `proc` once `ready` does; if `ready` fails, stops `proc` first so nothing leaks. */
-export async function readyOrStopped(proc: ManagedProcess, ready: Promise<void>): Promise<ManagedProcess> {
+export async function readyOrStopped<P extends ManagedProcess>(proc: P, ready: Promise<void>): Promise<P> {
   try {
     await ready;
     return proc;

@@ -26,9 +26,12 @@ export interface Who {
 }
 
 /** Opens one Redis connection and the admin dependencies on it. */
-export function openAdminDeps(config: CoreConfig & Pick<AuthzConfig, 'redisUrl' | 'redisKeyPrefix' | 'redisTimeoutMs'>, now: () => number = Date.now): { deps: AdminDeps; connection: Connection } {
+export function openAdminDeps(config: CoreConfig & Pick<AuthzConfig, 'redisUrl' | 'redisSentinels' | 'redisSentinelName' | 'redisKeyPrefix' | 'redisTimeoutMs'>, now: () => number = Date.now): { deps: AdminDeps; connection: Connection } {
   // Admin commands may scan whole streams; give them at least 2 s per command.
-  const connection = openConnection({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: Math.max(config.redisTimeoutMs, 2000) });
+  const connection = openConnection({
+    url: config.redisUrl, sentinels: config.redisSentinels, sentinelName: config.redisSentinelName,
+    prefix: config.redisKeyPrefix, timeoutMs: Math.max(config.redisTimeoutMs, 2000),
+  });
   const deps: AdminDeps = { config, admin: new AdminStore(connection), reports: new UsageReports(connection), audit: new AuditLog(new AuditStore(connection), now), now };
   return { deps, connection };
 }

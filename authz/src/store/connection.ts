@@ -5,11 +5,12 @@
  * REDIS_TIMEOUT_MS with StoreUnavailableError instead of queueing or hanging.
  */
 import { readFileSync } from 'node:fs';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { layout, type Layout } from './records.js';
+import { openRedis, type RedisTarget } from './redis-target.js';
 
-export interface StoreOptions {
-  readonly url: string;
+/** Where Redis is (a URL, or Sentinel), the key prefix, and the bound on every command. */
+export interface StoreOptions extends RedisTarget {
   readonly prefix: string;
   readonly timeoutMs: number;
 }
@@ -52,7 +53,7 @@ export class Connection {
   constructor(options: StoreOptions) {
     this.keys = layout(options.prefix);
     this.timeoutMs = options.timeoutMs;
-    const redis = new Redis(options.url, {
+    const redis = openRedis(options, {
       commandTimeout: options.timeoutMs,
       connectTimeout: Math.max(1000, options.timeoutMs),
       maxRetriesPerRequest: 0,

@@ -13,7 +13,7 @@ import { noteOutcome } from '../request-log.js';
 import { renderEmbeddingResponse, type ResponseHead } from '../response-body.js';
 import { truncationPolicy, type TruncationPolicy } from '../tokens.js';
 import type { Admission } from '../admission-client.js';
-import { Settlement, identityOf } from '../settlement.js';
+import { Settlement, admissionIdOf, identityOf } from '../settlement.js';
 
 type EmbeddingRequest = components['schemas']['EmbeddingRequest'];
 
@@ -75,7 +75,8 @@ export function createEmbeddingsHandler(
     const policy = checkRequest(body, engine, typeof grant === 'string' ? grant : undefined);
     const identity = identityOf(request.headers);
     if (!identity) throw new ProblemError('model_not_enabled', NOT_ENABLED);
-    const settlement = new Settlement(admission, identity, body.model, request.id, retryAfterSeconds);
+    const ids = { admissionId: admissionIdOf(request.headers), requestId: request.id };
+    const settlement = new Settlement(admission, identity, ids, body.model, retryAfterSeconds);
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     noteOutcome(request, { inputs: inputs.length });
 

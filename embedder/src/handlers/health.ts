@@ -11,11 +11,16 @@ export const getHealth: RouteHandlerMethod = async (_request: FastifyRequest, re
   return reply.type(JSON_CONTENT_TYPE).send(body);
 };
 
-/** Internal readiness (not routed by Envoy): 200 once the model is loaded, else 503 model_not_ready. */
-export function readyHandler(engine: EmbeddingEngine, retryAfterSeconds: number): RouteHandlerMethod {
+/**
+ * Internal readiness (not routed by Envoy): 200 once the model is loaded, else 503
+ * model_not_ready; 503 too while draining, so load balancers stop sending new work.
+ */
+export function readyHandler(engine: EmbeddingEngine, retryAfterSeconds: number, draining: () => boolean = () => false): RouteHandlerMethod {
   return async (_request, reply) => {
+    const wait = { 'retry-after': String(retryAfterSeconds) };
+    if (draining()) throw new ProblemError('model_not_ready', 'The embedder is shutting down.', wait);
     if (!engine.isReady()) {
-      throw new ProblemError('model_not_ready', 'The model is still loading.', { 'retry-after': String(retryAfterSeconds) });
+      throw new ProblemError('model_not_ready', 'The model is still loading.', wait);
     }
     return reply.type(JSON_CONTENT_TYPE).send({ status: 'ready', model: engine.modelId });
   };

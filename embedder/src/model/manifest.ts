@@ -64,11 +64,21 @@ function optional(m: Record<string, unknown>, key: 'license' | 'source' | 'notes
 /** Reads and checks `<dir>/manifest.json`. */
 export function readManifest(dir: string): ModelManifest {
   const path = join(dir, 'manifest.json');
-  let raw: unknown;
+  return parseManifest(readJson(path), path);
+}
+
+/** Only the served model id of `<dir>/manifest.json` (what authz and the stack scripts need). */
+export function readManifestId(dir: string): string {
+  const path = join(dir, 'manifest.json');
+  const id = (readJson(path) as { id?: unknown } | null)?.id;
+  if (typeof id !== 'string' || id === '') throw new Error(`invalid ${path}: id must be a non-empty string`);
+  return id;
+}
+
+function readJson(path: string): unknown {
   try {
-    raw = JSON.parse(readFileSync(path, 'utf8'));
+    return JSON.parse(readFileSync(path, 'utf8'));
   } catch (err) {
     throw new Error(`cannot read model manifest ${path}: ${(err as Error).message}`);
   }
-  return parseManifest(raw, path);
 }

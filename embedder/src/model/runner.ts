@@ -5,6 +5,7 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { EmbedRows } from '../batcher.js';
+import { disableOrtTelemetry } from './ort-telemetry.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './worker-protocol.js';
 
 export interface ModelRunner {
@@ -39,6 +40,7 @@ export function startModelRunner(options: RunnerOptions): ModelRunner {
     outDimensions: options.outDimensions,
     ...pickSetup(options.manifest),
   };
+  disableOrtTelemetry();
   const worker = new Worker(BOOTSTRAP, { eval: true, workerData: setup });
   const pending = new Map<number, { resolve: (v: Float32Array) => void; reject: (e: Error) => void }>();
   let nextId = 0;

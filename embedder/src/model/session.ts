@@ -4,6 +4,7 @@
  * synchronous native calls that would block the event loop for the whole inference.
  */
 import * as ort from 'onnxruntime-node';
+import { disableOrtTelemetry } from './ort-telemetry.js';
 import type { HiddenState } from './pooling.js';
 
 /** A padded batch: row-major [batch, seq] token ids, real lengths per row (padding on the right). */
@@ -41,6 +42,8 @@ export interface ModelSession {
 
 /** Opens `modelPath` with the house options: `threads` intra-op threads, full graph optimisation. */
 export async function openSession(modelPath: string, threads: number, outputName: string): Promise<ModelSession> {
+  // Only effective on the main thread (tests, benchmarks); the embedder's runner sets it for its worker.
+  disableOrtTelemetry();
   const session = await ort.InferenceSession.create(modelPath, {
     intraOpNumThreads: threads,
     interOpNumThreads: 1,

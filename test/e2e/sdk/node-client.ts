@@ -2,7 +2,8 @@
  * Calls the gateway with the official OpenAI Node SDK, as a user would: `baseURL` set to
  * `{base_url}/v1`, a gateway key as the API key, and the local CA trusted through
  * NODE_EXTRA_CA_CERTS (set by the test that runs this script). Prints one JSON report.
- * Env: GATEWAY_BASE_URL, MODEL, KEY, KEY_WITHOUT_MODEL, KEY_LIMITED (an org with rpm 1).
+ * Env: GATEWAY_BASE_URL, MODEL, KEY, KEY_WITHOUT_MODEL, KEY_LIMITED (an org with rpm 1);
+ * MODE=unavailable reports only the 503 a call gets while the embedder is down.
  */
 import OpenAI from 'openai';
 
@@ -15,20 +16,44 @@ const client = (apiKey: string) => new OpenAI({ baseURL: `${env('GATEWAY_BASE_UR
 const model = env('MODEL');
 const input = ['The patient denies chest pain.', 'Troponin within normal limits.'];
 
-async function errorOf(apiKey: string, tries: number): Promise<{ class: string; status: number | undefined; code: unknown; message: string | undefined; requestId: unknown }> {
-  for (let i = 0; i < tries; i += 1) {
-    try {
-      await client(apiKey).embeddings.create({ model, input: 'x' });
-    } catch (err) {
-      const e = err as InstanceType<typeof OpenAI.APIError>;
-      const known = [OpenAI.AuthenticationError, OpenAI.PermissionDeniedError, OpenAI.RateLimitError].find((c) => err instanceof c);
-      return { class: known?.name ?? (err as Error).constructor.name, status: e.status, code: e.code, message: e.message, requestId: e.requestID };
-    }
-  }
-  return { class: 'none', status: undefined, code: undefined, message: undefined, requestId: undefined };
+// The SDK's classes by status; the report names the most specific one the error is.
+const CLASSES = [
+  OpenAI.BadRequestError, OpenAI.AuthenticationError, OpenAI.PermissionDeniedError, OpenAI.NotFoundError,
+  OpenAI.RateLimitError, OpenAI.InternalServerError,
+];
+
+interface ErrorReport {
+  class: string;
+  status?: number | undefined;
+  code?: unknown;
+  type?: unknown;
+  param?: unknown;
+  message?: string;
+  requestId?: unknown;
 }
 
+/** The SDK error `call` throws (on one of `tries` attempts), described. */
+async function errorOf(call: () => Promise<unknown>, tries = 1): Promise<ErrorReport> {
+  for (let i = 0; i < tries; i += 1) {
+    try {
+      await call();
+    } catch (err) {
+      const e = err as InstanceType<typeof OpenAI.APIError>;
+      const known = CLASSES.find((c) => err instanceof c);
+      return { class: known?.name ?? (err as Error).constructor.name, status: e.status, code: e.code, type: e.type, param: e.param, message: e.message, requestId: e.requestID };
+    }
+  }
+  return { class: 'none' };
+}
+
+const embedWith = (apiKey: string, fields: { input?: string | string[] } = {}) =>
+  () => client(apiKey).embeddings.create({ model, input: 'x', ...fields });
+
 const main = async () => {
+  if (process.env.MODE === 'unavailable') {
+    process.stdout.write(`${JSON.stringify({ errors: { 503: await errorOf(embedWith(env('KEY'))) } })}\n`);
+    return;
+  }
   const ok = client(env('KEY'));
   // The SDK's default request asks for base64 and decodes it into numbers.
   const byDefault = await ok.embeddings.create({ model, input });
@@ -41,10 +66,13 @@ const main = async () => {
     defaultIsNumbers: byDefault.data.every((d) => d.embedding.every((x) => typeof x === 'number')),
     usage: asFloat.usage,
     errors: {
-      401: await errorOf(`CTG_NOTAREALKEYX_${'Q'.repeat(38)}`, 1),
-      403: await errorOf(env('KEY_WITHOUT_MODEL'), 1),
+      400: await errorOf(embedWith(env('KEY'), { input: ['ok', ''] })),
+      401: await errorOf(embedWith(`CTG_NOTAREALKEYX_${'Q'.repeat(38)}`)),
+      403: await errorOf(embedWith(env('KEY_WITHOUT_MODEL'))),
+      // The gateway serves no /v1/models: Envoy's 404.
+      404: await errorOf(() => ok.models.list()),
       // rpm 1: the first call is allowed, the second refused.
-      429: await errorOf(env('KEY_LIMITED'), 3),
+      429: await errorOf(embedWith(env('KEY_LIMITED')), 3),
     },
   };
   process.stdout.write(`${JSON.stringify(report)}\n`);

@@ -2,7 +2,8 @@
 
 `base_url` is `{base_url}/v1`, the API key is a gateway key, and the local CA is trusted via
 an SSL context passed to the SDK's own httpx client. Prints one JSON report.
-Env: GATEWAY_BASE_URL, GATEWAY_CA, MODEL, KEY, KEY_WITHOUT_MODEL, KEY_LIMITED (rpm 1).
+Env: GATEWAY_BASE_URL, GATEWAY_CA, MODEL, KEY, KEY_WITHOUT_MODEL, KEY_LIMITED (rpm 1);
+MODE=unavailable reports only the 503 a call gets while the embedder is down.
 """
 import json
 import os
@@ -23,16 +24,31 @@ def client(api_key):
     )
 
 
-def error_of(api_key, tries):
+def describe(err):
+    return {
+        "class": type(err).__name__, "status": err.status_code, "code": err.code,
+        "type": err.type, "param": err.param,
+    }
+
+
+def error_of(call, tries=1):
+    """The SDK error `call` raises (on one of `tries` attempts), described."""
     for _ in range(tries):
         try:
-            client(api_key).embeddings.create(model=MODEL, input="x")
+            call()
         except openai.APIStatusError as err:
-            return {"class": type(err).__name__, "status": err.status_code, "code": (err.body or {}).get("code")}
-    return {"class": "none", "status": None, "code": None}
+            return describe(err)
+    return {"class": "none"}
+
+
+def embed_with(api_key, **fields):
+    return lambda: client(api_key).embeddings.create(model=MODEL, **({"input": "x"} | fields))
 
 
 def main():
+    if os.environ.get("MODE") == "unavailable":
+        print(json.dumps({"errors": {"503": error_of(embed_with(os.environ["KEY"]))}}))
+        return
     ok = client(os.environ["KEY"])
     # The SDK's default request asks for base64 and decodes it into floats.
     by_default = ok.embeddings.create(model=MODEL, input=INPUT)
@@ -47,9 +63,13 @@ def main():
         "defaultIsNumbers": all(isinstance(x, float) for d in by_default.data for x in d.embedding),
         "usage": {"prompt_tokens": as_float.usage.prompt_tokens, "total_tokens": as_float.usage.total_tokens},
         "errors": {
-            "401": error_of("CTG_NOTAREALKEYX_" + "Q" * 38, 1),
-            "403": error_of(os.environ["KEY_WITHOUT_MODEL"], 1),
-            "429": error_of(os.environ["KEY_LIMITED"], 3),
+            "400": error_of(embed_with(os.environ["KEY"], input=["ok", ""])),
+            "401": error_of(embed_with("CTG_NOTAREALKEYX_" + "Q" * 38)),
+            "403": error_of(embed_with(os.environ["KEY_WITHOUT_MODEL"])),
+            # The gateway serves no /v1/models: Envoy's 404.
+            "404": error_of(lambda: ok.models.list()),
+            # rpm 1: the first call is allowed, the second refused.
+            "429": error_of(embed_with(os.environ["KEY_LIMITED"]), 3),
         },
     }
     print(json.dumps(report))

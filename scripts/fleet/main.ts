@@ -1,0 +1,133 @@
+/**
+ * `make fleet`: starts the fleet in network namespaces, puts a steady bounded load through both
+ * gateways, runs every failure scenario under it, checks an organization's rate limit across
+ * both gateways, prints a table and writes bench/results/fleet.json. Stops everything it
+ * started and deletes its namespaces on every exit path (and those of a run that was killed).
+ *
+ *   node --import tsx scripts/fleet/main.ts [--quick] [--out FILE] [--model DIR] [--only SUBSTRING]
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs, promisify } from 'node:util';
+import { describeEvent } from '../stack/supervisor.js';
+import { GATEWAYS, gatewayPort, startFleet, type Fleet } from './fleet.js';
+import { startLoad, GatewayClient, type GatewayTarget } from './load.js';
+import { cleanStale } from './netns.js';
+import { report, summarise, table, type ScenarioResult } from './report.js';
+import { SCENARIOS } from './scenarios.js';
+
+const run = promisify(execFile);
+const { values } = parseArgs({
+  options: { quick: { type: 'boolean', default: false }, out: { type: 'string', default: 'bench/results/fleet.json' }, model: { type: 'string', default: '.local/models/test' }, only: { type: 'string' } },
+});
+const quick = values.quick as boolean;
+// Bounded: a few requests a second keep 2 shared cores responsive while 16 processes run.
+const LOAD = { ratePerS: quick ? 6 : 8, maxInFlight: 8, orgs: ['org-a', 'org-b', 'org-c'] };
+const WARMUP_MS = quick ? 1_500 : 3_000;
+const SETTLE_MS = quick ? 2_500 : 5_000;
+const RATE_LIMIT_RPM = 20;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const say = (line: string) => process.stderr.write(`fleet: ${line}\n`);
+
+let stopper: { stop: () => Promise<void>; network: { destroy(): void } } | undefined;
+
+async function admin(f: Fleet, ...args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'authz/src/admin/cli.ts', ...args], { env: { ...f.adminEnv }, maxBuffer: 64 << 20 });
+  return stdout;
+}
+
+async function createKeys(f: Fleet, orgs: readonly string[], rpm: number): Promise<Record<string, string>> {
+  const keys: Record<string, string> = {};
+  for (const org of orgs) {
+    await admin(f, 'org', 'create', org, '--models', f.modelId, '--rpm', String(rpm), '--tpm', '100000000');
+    keys[org] = JSON.parse(await admin(f, 'key', 'create', '--org', org, '--json')).key as string;
+  }
+  return keys;
+}
+
+/** How often each request id is recorded in the fleet's usage stream. */
+async function recordedUsage(f: Fleet): Promise<Map<string, number>> {
+  const counts = new Map<string, number>();
+  for (const line of (await admin(f, 'usage', 'export', '--format', 'jsonl')).split('\n').filter(Boolean)) {
+    const id = JSON.parse(line).request_id as string;
+    counts.set(id, (counts.get(id) ?? 0) + 1);
+  }
+  return counts;
+}
+
+/** 2N requests at once, alternating gateways, from one organization at rpm N: exactly N pass. */
+async function rateLimit(f: Fleet, targets: GatewayTarget[]): Promise<{ admitted: number; limit: number; requests: number; elapsedMs: number }> {
+  const keys = await createKeys(f, ['org-rpm'], RATE_LIMIT_RPM);
+  const client = new GatewayClient(targets, f.ca);
+  const body = JSON.stringify({ model: f.modelId, input: 'Rate limit probe.' });
+  const started = Date.now();
+  const results = await Promise.all(Array.from({ length: RATE_LIMIT_RPM * 2 }, (_, i) => client.embed(`rpm-${i}`, keys['org-rpm'] as string, body)));
+  client.close();
+  return { admitted: results.filter((r) => r.status === 200).length, limit: RATE_LIMIT_RPM, requests: results.length, elapsedMs: Date.now() - started };
+}
+
+async function main(): Promise<number> {
+  if (process.getuid?.() !== 0) throw new Error('make fleet creates network namespaces: run it as root');
+  const packages: Record<string, string> = { ip: 'iproute2', 'redis-server': 'redis-server', 'redis-sentinel': 'redis-sentinel', curl: 'curl' };
+  const missing = Object.keys(packages).filter((tool) => { try { execFileSync('bash', ['-c', `command -v ${tool}`], { stdio: 'ignore' }); return false; } catch { return true; } });
+  if (missing.length) throw new Error(`missing ${missing.join(', ')}: apt-get install ${missing.map((t) => packages[t]).join(' ')}`);
+  const stale = cleanStale();
+  if (stale.length) say(`deleted the namespaces of earlier runs that are gone: ${stale.join(', ')}`);
+  const envoyBinary = execFileSync('bash', ['scripts/install-envoy.sh'], { encoding: 'utf8' }).trim();
+  say('starting the fleet (10 hosts in network namespaces)');
+  const f = await startFleet({
+    modelDir: resolve(values.model as string), envoyBinary, onEvent: (e) => say(describeEvent(e)), onStopper: (s) => { stopper = s; },
+  });
+  const keys = await createKeys(f, LOAD.orgs, 100_000);
+  const targets = GATEWAYS.map((name) => ({ name, address: f.host(name).address, port: gatewayPort }));
+  const raw: Array<{ name: string; outcomes: Awaited<ReturnType<ReturnType<typeof startLoad>['stop']>>; ms: number }> = [];
+  const chosen = SCENARIOS.filter((s) => !values.only || s.name.includes(values.only as string));
+  for (const [i, scenario] of chosen.entries()) {
+    say(`scenario: ${scenario.name}`);
+    const load = startLoad({ gateways: targets, ca: f.ca, modelId: f.modelId, keys, ratePerS: LOAD.ratePerS, maxInFlight: LOAD.maxInFlight, idPrefix: `s${i}`, bogusEvery: 10 });
+    const t0 = Date.now();
+    await sleep(WARMUP_MS);
+    await scenario.run(f);
+    await sleep(SETTLE_MS);
+    raw.push({ name: scenario.name, outcomes: await load.stop(), ms: Date.now() - t0 });
+  }
+  say('rate limit across both gateways');
+  const rate = await rateLimit(f, targets);
+  // Envoy flushes its access log (today's usage path) within a second or two.
+  await sleep(3_000);
+  const recorded = await recordedUsage(f);
+  const scenarios: ScenarioResult[] = raw.map((r) => summarise(r.name, r.outcomes, recorded, r.ms));
+  const result = report(scenarios, rate, { quick, load: { rate_per_s: LOAD.ratePerS, max_in_flight: LOAD.maxInFlight, organizations: LOAD.orgs.length } });
+  const out = resolve(values.out as string);
+  mkdirSync(dirname(out), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
+  process.stdout.write(`${table(result)}\n\nwrote ${out}\n`);
+  return 0;
+}
+
+let stopping: Promise<void> | undefined;
+let interrupted = false;
+/** Stops the fleet once, whoever asks first (a signal, the end of main, an error). */
+function shutdown(): Promise<void> {
+  stopping ??= stopper?.stop() ?? Promise.resolve();
+  return stopping;
+}
+
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    say(`${signal}: stopping the fleet`);
+    interrupted = true;
+    void shutdown().finally(() => process.exit(130));
+  });
+}
+// Last resort (an uncaught error mid-way): no namespace outlives the run.
+process.once('exit', () => stopper?.network.destroy());
+
+main()
+  .then(async (code) => { await shutdown(); process.exit(interrupted ? 130 : code); })
+  .catch(async (err: Error) => {
+    if (!interrupted) say(`failed: ${err.stack ?? err.message}`);
+    await shutdown();
+    process.exit(interrupted ? 130 : 1);
+  });

@@ -1,0 +1,88 @@
+/**
+ * What a scenario's outcomes say: requests, client-visible failures, the fail-closed window,
+ * usage returned against usage recorded; the table `make fleet` prints and fleet.json.
+ */
+import type { Outcome } from './load.js';
+
+/** One scenario's figures (the fleet.json fields the issue names, and a few more). */
+export interface ScenarioResult {
+  readonly name: string;
+  readonly requests: number;
+  readonly ok: number;
+  readonly failed: number;
+  readonly usage_returned: number;
+  readonly usage_recorded: number;
+  /** First to last client-visible failure, ms (0 without failures). */
+  readonly window_ms: number;
+  /** Failures by status and problem code (0 = no response, with the client error). */
+  readonly failed_statuses: Readonly<Record<string, number>>;
+  /** Failures that were not a 503 with retry-after (fail closed means there are none). */
+  readonly failed_not_503_retry_after: number;
+  /** Requests with a bogus key that got a 200 (must be 0). */
+  readonly open_door: number;
+  /** Requests the client sent to the other gateway after a refused connection. */
+  readonly rerouted: number;
+  readonly duration_ms: number;
+}
+
+/** Summarises one scenario; `recorded` holds how often each request id was recorded. */
+export function summarise(name: string, outcomes: readonly Outcome[], recorded: ReadonlyMap<string, number>, durationMs: number): ScenarioResult {
+  const real = outcomes.filter((o) => !o.bogus);
+  const ok = real.filter((o) => o.status === 200);
+  const failed = real.filter((o) => o.status !== 200);
+  const statuses: Record<string, number> = {};
+  for (const f of failed) statuses[`${f.status} ${f.error ?? ''}`.trim()] = (statuses[`${f.status} ${f.error ?? ''}`.trim()] ?? 0) + 1;
+  const times = failed.map((f) => f.at);
+  return {
+    name, requests: real.length, ok: ok.length, failed: failed.length,
+    usage_returned: ok.length,
+    usage_recorded: ok.reduce((n, o) => n + (recorded.get(o.id) ?? 0), 0),
+    window_ms: times.length ? Math.max(...times) - Math.min(...times) : 0,
+    failed_statuses: statuses,
+    failed_not_503_retry_after: failed.filter((f) => !(f.status === 503 && f.retryAfter !== undefined)).length,
+    open_door: outcomes.filter((o) => o.bogus && o.status === 200).length,
+    rerouted: real.filter((o) => o.rerouted).length,
+    duration_ms: durationMs,
+  };
+}
+
+/** The whole run as fleet.json. */
+export interface FleetReport {
+  readonly scenarios: readonly ScenarioResult[];
+  readonly failed_total: number;
+  readonly usage_lost: number;
+  readonly rate_limit_admitted: number;
+  readonly rate_limit_limit: number;
+  readonly rate_limit_requests: number;
+  readonly rate_limit_elapsed_ms: number;
+  readonly open_door_total: number;
+  readonly quick: boolean;
+  readonly load: { readonly rate_per_s: number; readonly max_in_flight: number; readonly organizations: number };
+  readonly measured_at: string;
+}
+
+/** Totals over the scenarios. */
+export function report(scenarios: readonly ScenarioResult[], rate: { admitted: number; limit: number; requests: number; elapsedMs: number }, rest: Pick<FleetReport, 'quick' | 'load'>): FleetReport {
+  return {
+    scenarios,
+    failed_total: scenarios.reduce((n, s) => n + s.failed, 0),
+    usage_lost: scenarios.reduce((n, s) => n + Math.max(0, s.usage_returned - s.usage_recorded), 0),
+    rate_limit_admitted: rate.admitted, rate_limit_limit: rate.limit, rate_limit_requests: rate.requests, rate_limit_elapsed_ms: rate.elapsedMs,
+    open_door_total: scenarios.reduce((n, s) => n + s.open_door, 0),
+    ...rest, measured_at: new Date().toISOString(),
+  };
+}
+
+/** The table `make fleet` prints. */
+export function table(r: FleetReport): string {
+  const head = ['scenario', 'requests', 'ok', 'failed', 'window ms', 'usage returned', 'usage recorded', 'rerouted', 'failures (status: n)'];
+  const rows = r.scenarios.map((s) => [s.name, s.requests, s.ok, s.failed, s.window_ms, s.usage_returned, s.usage_recorded, s.rerouted,
+    Object.entries(s.failed_statuses).map(([k, v]) => `${k}: ${v}`).join(', ') || '-'].map(String));
+  const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
+  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ');
+  return [
+    line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), '',
+    `failed_total ${r.failed_total}   usage_lost ${r.usage_lost}   open_door ${r.open_door_total}   ` +
+    `rate limit: ${r.rate_limit_admitted} admitted of ${r.rate_limit_requests} at rpm ${r.rate_limit_limit} (${r.rate_limit_elapsed_ms} ms, both gateways)`,
+  ].join('\n');
+}

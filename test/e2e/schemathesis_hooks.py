@@ -1,0 +1,32 @@
+"""Schemathesis hooks for test/e2e/schemathesis.test.ts (loaded through SCHEMATHESIS_HOOKS).
+
+Two facts the schema cannot state, applied to schema-valid (positive) cases only, so that
+those cases reach the model instead of stopping at a refusal the specification mandates:
+- `model` must be the served model's id, which differs per deployment (env MODEL); any
+  other string is the specification's 403 model_not_enabled.
+- `dimensions` is always refused (the specification's 400 invalid_request), so no value of
+  it is positive; negative cases still send it.
+And one fact of HTTP: RFC 10008 (section 2) makes a QUERY request without Content-Type
+malformed, and Envoy refuses it with 400 (response detail query_missing_content_type) before
+any route is chosen. Schemathesis's probe for undeclared methods sends a bare QUERY and wants
+405; it is given a Content-Type so it tests what it means to test, the method.
+"""
+import os
+
+import schemathesis
+
+MODEL = os.environ["MODEL"]
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    if case.method.upper() == "QUERY":
+        headers = case.headers if case.headers is not None else {}
+        if not any(name.lower() == "content-type" for name in headers):
+            case.headers = {**headers, "Content-Type": "application/json"}
+    meta = case.meta
+    if meta is None or not meta.generation.mode.is_positive or not isinstance(case.body, dict):
+        return
+    if "model" in case.body:
+        case.body["model"] = MODEL
+    case.body.pop("dimensions", None)

@@ -1,0 +1,124 @@
+/**
+ * Usage under faults, through the real stack: a steady load of requests with unique request ids
+ * while a component is killed (SIGKILL) or drained (SIGTERM). Every 200 the clients received has
+ * exactly one usage record with its tokens (none lost, none duplicated); a record without a 200
+ * can exist only for a request in flight at the fault, when the usage was written and the
+ * answer then lost. Drains finish the requests in flight with 200. Bounded: a few seconds of load
+ * per scenario on the generated test model.
+ */
+import { randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../support/process.js';
+import { orgWithKey, type CreatedKey } from '../support/stack-admin.js';
+import { repoRoot, startStack, type Stack } from '../support/stack.js';
+
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack(join(repoRoot, '.local/models/test'));
+});
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+interface Outcome {
+  readonly requestId: string;
+  readonly status: number;
+  readonly tokens: number;
+}
+
+/** `workers` clients sending requests back to back until `until` resolves; the mix includes 200-input requests so work is in flight. */
+async function load(key: CreatedKey, workers: number, until: Promise<void>): Promise<Outcome[]> {
+  let done = false;
+  void until.then(() => (done = true));
+  const outcomes: Outcome[] = [];
+  const worker = async (w: number) => {
+    for (let i = 0; !done; i++) {
+      const requestId = `load-${w}-${i}-${randomUUID().slice(0, 8)}`;
+      const input = i % 3 === 0 ? Array.from({ length: 200 }, (_, n) => `note ${n} blood pressure stable`) : 'Afebrile overnight.';
+      const res = await stack.request({
+        method: 'POST', path: '/v1/embeddings', body: JSON.stringify({ model: stack.svc.modelId, input }),
+        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': requestId },
+      }).catch(() => ({ status: 0, json: () => ({}) }));
+      outcomes.push({ requestId, status: res.status, tokens: res.status === 200 ? res.json().usage.total_tokens : 0 });
+      if (res.status !== 200) await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  await Promise.all(Array.from({ length: workers }, (_, w) => worker(w)));
+  return outcomes;
+}
+
+/** The organization's usage records by request id (the admin CLI's JSON lines export). */
+function records(org: string): Map<string, number[]> {
+  const lines = stack.admin(['usage', 'export', '--org', org, '--format', 'jsonl']).trim().split('\n').filter(Boolean);
+  const byId = new Map<string, number[]>();
+  for (const line of lines) {
+    const { request_id: id, tokens } = JSON.parse(line) as { request_id: string; tokens: number };
+    byId.set(id, [...(byId.get(id) ?? []), tokens]);
+  }
+  return byId;
+}
+
+/** Every 200 recorded once with its tokens; extra records only for requests that were in flight. */
+function expectUsageExact(org: string, outcomes: Outcome[], inFlightAllowance: number): void {
+  const byId = records(org);
+  const ok = outcomes.filter((o) => o.status === 200);
+  expect(ok.length).toBeGreaterThan(0);
+  for (const o of ok) expect(byId.get(o.requestId), `usage of 200 ${o.requestId}`).toEqual([o.tokens]);
+  for (const [id, tokens] of byId) expect(tokens, `records of ${id}`).toHaveLength(1);
+  const unanswered = [...byId.keys()].filter((id) => !ok.some((o) => o.requestId === id));
+  expect(unanswered.length).toBeLessThanOrEqual(inFlightAllowance);
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+describe('usage survives the loss of any one component', () => {
+  it('authz killed (SIGKILL) under load: no 200 without its record, none twice; back once restarted', async () => {
+    const key = orgWithKey(stack, 'kill-authz');
+    const fault = (async () => {
+      await sleep(1_500);
+      stack.processes.authz.signal('SIGKILL');
+      await sleep(1_000);
+      await stack.startService('authz');
+      await sleep(1_500);
+    })();
+    const outcomes = await load(key, 4, fault);
+    expect(outcomes.filter((o) => o.status === 503).length).toBeGreaterThan(0);
+    expect(outcomes.every((o) => o.status === 200 || o.status === 503)).toBe(true);
+    expectUsageExact(key.org, outcomes, 4);
+  });
+
+  it('embedder killed (SIGKILL) under load: no 200 without its record, none twice', async () => {
+    const key = orgWithKey(stack, 'kill-embedder');
+    const fault = (async () => {
+      await sleep(1_500);
+      stack.processes.embedder.signal('SIGKILL');
+      await sleep(500);
+      await stack.startService('embedder');
+      await sleep(1_500);
+    })();
+    const outcomes = await load(key, 4, fault);
+    expectUsageExact(key.org, outcomes, 4);
+  });
+
+  it('embedder drained (SIGTERM) with requests in flight: they finish with 200 and are recorded', async () => {
+    const key = orgWithKey(stack, 'drain-embedder');
+    const inFlight = Array.from({ length: 3 }, (_, i) => stack.request({
+      method: 'POST', path: '/v1/embeddings',
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': `drain-${i}` },
+      // 3 × 500 inputs stay inside the queue bound (2,000 inputs), so none is refused as overloaded.
+      body: JSON.stringify({ model: stack.svc.modelId, input: Array.from({ length: 500 }, (_, n) => `${'word '.repeat(60)}${n}`) }),
+    }));
+    await sleep(1_000);
+    const embedder = stack.processes.embedder;
+    embedder.signal('SIGTERM');
+    const answers = await Promise.all(inFlight);
+    expect(answers.map((a) => a.status), answers.map((a) => a.body.slice(0, 300)).join(' | ')).toEqual([200, 200, 200]);
+    await waitFor('the drained embedder to exit', async () => embedder.pid === undefined, 30_000);
+    const byId = records(key.org);
+    answers.forEach((a, i) => expect(byId.get(`drain-${i}`)).toEqual([a.json().usage.total_tokens]));
+    await stack.startService('embedder');
+  });
+});

@@ -1,0 +1,111 @@
+/**
+ * `make fleet`, shortened (--quick): the whole fleet in network namespaces under load, every
+ * scenario, the rate limit across both gateways, and fleet.json. Also its clean-up: a run
+ * interrupted with SIGINT deletes its namespaces; one killed with SIGKILL leaves them, and the
+ * next run deletes them (and kills what still ran in them) before it starts.
+ * Needs root (ip netns), redis-sentinel and Envoy; takes about 3 minutes on 2 shared cores.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { FleetReport } from '../../scripts/fleet/report.js';
+import { SCENARIOS } from '../../scripts/fleet/scenarios.js';
+import { repoRoot } from '../../scripts/stack/components.js';
+import { waitFor } from '../support/process.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'ctg-fleet-test-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const fleetNamespaces = () => execFileSync('ip', ['netns', 'list'], { encoding: 'utf8' }).split('\n').map((l) => l.split(' ')[0] ?? '').filter((n) => n.startsWith('ctgf'));
+const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+
+function startRun(name: string, out = join(dir, `${name}.json`)): { child: ChildProcess; log: () => string } {
+  let log = '';
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/fleet/main.ts', '--quick', '--out', out], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout?.on('data', (c: Buffer) => { log += c.toString(); });
+  child.stderr?.on('data', (c: Buffer) => { log += c.toString(); });
+  return { child, log: () => log };
+}
+
+/** The namespaces a run created (those that were not there before it). */
+async function namespacesOf(run: { log: () => string }, before: readonly string[]): Promise<string[]> {
+  await waitFor('the run to start Redis in its namespaces', async () => run.log().includes('redis-a is ready'), 120_000);
+  return fleetNamespaces().filter((n) => !before.includes(n));
+}
+
+describe('make fleet', () => {
+  let killedRun: { namespaces: string[]; pids: number[] } = { namespaces: [], pids: [] };
+
+  it('SIGINT stops everything and deletes the namespaces', async () => {
+    const before = fleetNamespaces();
+    const run = startRun('interrupted');
+    const mine = await namespacesOf(run, before);
+    expect(mine.length).toBe(10);
+    run.child.kill('SIGINT');
+    const [code] = await once(run.child, 'exit');
+    expect(code).toBe(130);
+    expect(fleetNamespaces().filter((n) => mine.includes(n))).toEqual([]);
+  }, 150_000);
+
+  it('a run killed with SIGKILL leaves namespaces behind (cleaned by the next run, below)', async () => {
+    const before = fleetNamespaces();
+    const run = startRun('killed');
+    const namespaces = await namespacesOf(run, before);
+    const pids = namespaces.flatMap((ns) => execFileSync('ip', ['netns', 'pids', ns], { encoding: 'utf8' }).split('\n').filter(Boolean).map(Number));
+    run.child.kill('SIGKILL');
+    await once(run.child, 'exit');
+    expect(pids.length).toBeGreaterThan(0);
+    expect(fleetNamespaces().filter((n) => namespaces.includes(n))).toEqual(namespaces);
+    killedRun = { namespaces, pids };
+  }, 150_000);
+
+  it('runs every scenario under load and meets the targets; cleans up the killed run first and itself after', async () => {
+    const out = join(dir, 'fleet.json');
+    const before = fleetNamespaces();
+    const run = startRun('full', out);
+    const [code] = await once(run.child, 'exit');
+    expect(code, run.log()).toBe(0);
+    // The killed run's namespaces and processes are gone, and so are this run's.
+    expect(run.log()).toContain('deleted the namespaces of earlier runs that are gone');
+    for (const pid of killedRun.pids) expect(alive(pid), `pid ${pid} of the killed run`).toBe(false);
+    expect(fleetNamespaces().filter((n) => !before.includes(n) || killedRun.namespaces.includes(n))).toEqual([]);
+
+    const r = JSON.parse(readFileSync(out, 'utf8')) as FleetReport;
+    expect(run.log()).toContain('failed_total');
+    expect(r.scenarios.map((s) => s.name)).toEqual(SCENARIOS.map((s) => s.name));
+    const byName = Object.fromEntries(r.scenarios.map((s) => [s.name, s]));
+    for (const s of r.scenarios) {
+      expect(s.requests, s.name).toBeGreaterThan(10);
+      expect(s.ok + s.failed, s.name).toBe(s.requests);
+      // Never an open door, and every failure is the fail-closed 503 with retry-after.
+      expect(s.open_door, s.name).toBe(0);
+      expect(s.failed_not_503_retry_after, s.name).toBe(0);
+      expect(s.usage_recorded, s.name).toBeLessThanOrEqual(s.usage_returned);
+    }
+    // Targets: no client-visible failure when an embedder dies or anything restarts in turn
+    // (requests are retried on another replica, or go to a healthy one) ...
+    for (const name of ['embedder kill -9', 'embedder rolling restart', 'authz rolling restart', 'envoy drain + restart']) {
+      expect(byName[name]?.failed, name).toBe(0);
+    }
+    // ... and no usage lost where usage does not pass through the failing part. Usage is recorded
+    // today from Envoy's access-log stream to authz, which loses the entries in flight when an
+    // authz stops or Redis switches; those scenarios are held to "never more than returned"
+    // above until the embedder records usage before the 200 leaves (issue 10).
+    for (const name of ['embedder kill -9', 'embedder rolling restart', 'envoy drain + restart']) {
+      expect(byName[name]?.usage_recorded, name).toBe(byName[name]?.usage_returned);
+    }
+    // The Redis switch: the gateway recovers by itself (requests succeed after the window).
+    expect(byName['redis primary killed']?.ok).toBeGreaterThan(0);
+    // Exactly N of 2N: the bucket refills one request every 60/N s, so a burst slower than that
+    // (a very loaded machine) may rightly admit one more per interval, never more.
+    const refilled = Math.floor((r.rate_limit_elapsed_ms * r.rate_limit_limit) / 60_000);
+    expect(r.rate_limit_admitted).toBeGreaterThanOrEqual(r.rate_limit_limit);
+    expect(r.rate_limit_admitted).toBeLessThanOrEqual(r.rate_limit_limit + refilled);
+    expect(r.rate_limit_requests).toBe(2 * r.rate_limit_limit);
+    expect(r.failed_total).toBe(r.scenarios.reduce((n, s) => n + s.failed, 0));
+    expect(r.usage_lost).toBe(r.scenarios.reduce((n, s) => n + s.usage_returned - s.usage_recorded, 0));
+  }, 400_000);
+});
