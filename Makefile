@@ -1,11 +1,11 @@
 # The local stack and the test suite. `make up` then `make test` from a fresh clone.
-# Settings come from the environment (see scripts/stack/common.sh for the full list):
+# Settings come from the environment (scripts/stack/settings.ts reads them; README lists them):
 #   GATEWAY_PORT=8443 ENVOY_ADMIN_PORT=9901 EMBEDDER_PORT=8081 AUTHZ_PORT=9191
-#   REDIS_URL=redis://127.0.0.1:6379 MODEL_DIR=.local/models/default MODEL_ID=<manifest id>
+#   REDIS_URL=<make up's own persistent Redis> MODEL_DIR=.local/models/default MODEL_ID=<manifest id>
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help up down restart logs certs envoy model install test test-envoy test-e2e test-litellm typecheck bench console
+.PHONY: help up down restart logs certs envoy model install test test-envoy test-e2e test-litellm typecheck bench console fleet
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -51,3 +51,6 @@ typecheck: ## TypeScript, strict
 
 bench: ## the benchmarks (bench/run.sh)
 	@bash bench/run.sh
+
+fleet: install ## the gateway as a fleet in network namespaces, broken under load (root); bench/results/fleet.json
+	@node --import tsx scripts/fleet/main.ts

@@ -24,6 +24,12 @@ export interface AuthzConfig {
   readonly defaultTpm: number;
   /** How long a Check may reuse a key lookup (0 = never); see key-cache.ts for why. */
   readonly keyCacheTtlMs: number;
+  /**
+   * On SIGTERM, how long authz keeps answering (saying NOT_SERVING) before it stops listening:
+   * long enough for health checks to move Checks elsewhere, and, with a single replica, for the
+   * embedder's requests in flight to record their usage.
+   */
+  readonly drainMs: number;
   readonly logLevel: string;
   /** GET /metrics listens here (internal: loopback by default, never routed by Envoy). */
   readonly metricsHost: string;
@@ -65,6 +71,8 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     defaultTpm: read.integer('DEFAULT_TPM', 1_000_000, 0, 1_000_000_000),
     // Bounded: it is also how long a revoked key or a changed organization may go unnoticed.
     keyCacheTtlMs: read.integer('KEY_CACHE_TTL_MS', 1000, 0, 60_000),
+    // A few of Envoy's 0.5 s health-check intervals (envoy/envoy.yaml.tmpl).
+    drainMs: read.integer('AUTHZ_DRAIN_MS', 1_500, 0, 3_600_000),
     logLevel: read.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
     metricsHost: read.string('AUTHZ_METRICS_HOST', '127.0.0.1'),
     metricsPort: read.integer('AUTHZ_METRICS_PORT', 9192, 0, 65535),

@@ -13,9 +13,6 @@ import { createStore } from './store/redis.js';
 import { startTracing } from './tracing.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
-// How long a stopping authz keeps serving while saying NOT_SERVING: a few of Envoy's 0.5 s
-// health-check intervals (envoy/envoy.yaml.tmpl), so no new Check reaches it once it stops listening.
-const DRAIN_MS = 1_500;
 
 function configOrExit(): AuthzConfig {
   try {
@@ -52,7 +49,7 @@ async function main(): Promise<void> {
   const shutdown = (signal: string): void => {
     if (draining) return;
     draining = true;
-    log.info({ event: 'shutdown', signal }, 'shutting down');
+    log.info({ event: 'shutdown', signal, drainMs: config.drainMs }, 'shutting down');
     setTimeout(() => {
       const force = setTimeout(() => server.forceShutdown(), SHUTDOWN_GRACE_MS).unref();
       server.tryShutdown(() => {
@@ -60,7 +57,7 @@ async function main(): Promise<void> {
         metricsServer.close();
         void Promise.allSettled([store.close(), tracing.shutdown()]).then(() => process.exit(0));
       });
-    }, DRAIN_MS);
+    }, config.drainMs);
   };
   process.once('SIGINT', () => shutdown('SIGINT'));
   process.once('SIGTERM', () => shutdown('SIGTERM'));

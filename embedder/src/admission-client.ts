@@ -60,7 +60,10 @@ export interface AdmissionOptions {
 export function createAdmissionClient(options: AdmissionOptions): Admission {
   const definition = loadSync(PROTO, { keepCase: true, longs: String, enums: String, defaults: true, oneofs: true });
   const loaded = grpc.loadPackageDefinition(definition) as unknown as ProtoGrpcType;
-  const client = new loaded.ctg.admission.v1.Admission(options.address, grpc.credentials.createInsecure()) as GrpcAdmissionClient;
+  // A target may list several replicas (`ipv4:a:9191,b:9191`): calls are spread over those that
+  // answer, and a Record retried after one replica died goes to another.
+  const channelOptions = { 'grpc.service_config': JSON.stringify({ loadBalancingConfig: [{ round_robin: {} }] }) };
+  const client = new loaded.ctg.admission.v1.Admission(options.address, grpc.credentials.createInsecure(), channelOptions) as GrpcAdmissionClient;
   const call = <Res>(name: 'Admit' | 'Record' | 'Refund', ticket: AdmissionTicket): Promise<Res> =>
     new Promise((resolve, reject) => {
       const request = { ticket: toProto(ticket) };

@@ -4,6 +4,7 @@
  * gateway (make up, the test suite, the bench, make fleet) builds its components here.
  */
 import { join } from 'node:path';
+import { drainEnvoy } from './envoy-drain.js';
 import { fileURLToPath } from 'node:url';
 import type { ChildOptions } from './child.js';
 import { allOf, httpOk, tcpOpen, type Probe } from './probes.js';
@@ -21,6 +22,8 @@ export const repoRoot = fileURLToPath(new URL('../..', import.meta.url)).replace
 export interface ComponentSpec extends ChildOptions {
   readonly ready: Probe;
   readonly readyTimeoutMs: number;
+  /** Run before SIGTERM, bounded by the grace, for a process that does not drain on SIGTERM itself. */
+  readonly drain?: (graceMs: number) => Promise<void>;
   /** How long SIGTERM may take (draining in-flight work) before SIGKILL. */
   readonly stopGraceMs: number;
 }
@@ -94,13 +97,13 @@ export function authzComponent(svc: ServiceContract, at: Placement): ComponentSp
   };
 }
 
-/** The embedder: ready once GET /ready answers 200 (its model is loaded). */
+/** The embedder: ready once GET /ready answers 200 (its model is loaded); it drains on SIGTERM itself. */
 export function embedderComponent(svc: ServiceContract, at: Placement): ComponentSpec {
   return {
     ...tsService('embedder', at, embedderEnv(svc, at.host, at.port)),
     ready: httpOk(`http://${probeHost(at.host)}:${at.port}/ready`), readyTimeoutMs: 300_000,
-    // In-flight requests finish before it exits; a large request can take a while.
-    stopGraceMs: 30_000,
+    // In-flight requests finish before it exits (EMBEDDER_DRAIN_S); a large request takes minutes.
+    stopGraceMs: 600_000,
   };
 }
 
@@ -128,7 +131,10 @@ export function envoyComponent(at: EnvoyPlacement): ComponentSpec {
     env: minimalEnv(),
     ready: allOf(httpOk(`http://127.0.0.1:${at.adminPort}/ready`), tcpOpen(probeHost(at.gatewayHost), at.gatewayPort)),
     readyTimeoutMs: 30_000,
-    stopGraceMs: 10_000,
+    // Envoy exits at once on SIGTERM: drain its listeners first, up to the embeddings route's
+    // default timeout, so a long request in flight still gets its answer.
+    drain: (graceMs) => drainEnvoy(at.adminPort, graceMs, at.netns),
+    stopGraceMs: 600_000,
   };
 }
 

@@ -103,8 +103,11 @@ export async function startLocalStack(s: LocalStackSettings, onEvent?: (e: Super
 }
 
 async function stopInOrder(s: LocalStack['supervisors']): Promise<void> {
+  // In dependency order: the gateway stops taking requests and finishes those in flight; the
+  // embedder finishes its own, recording their usage through authz; then authz, then Redis.
   await s.envoy.stop();
-  await Promise.all([s.embedder.stop(), s.authz.stop()]);
+  await s.embedder.stop();
+  await s.authz.stop();
   await s.redis?.stop();
 }
 

@@ -79,7 +79,10 @@ export class Supervisor {
     const child = this.child;
     if (child && !child.exited()) {
       this.current = 'stopping';
-      await child.stop(this.spec.stopGraceMs);
+      const started = Date.now();
+      // A failed drain (the admin port gone, say) still leads to the plain stop below.
+      await this.spec.drain?.(this.spec.stopGraceMs).catch(() => undefined);
+      await child.stop(Math.max(1_000, this.spec.stopGraceMs - (Date.now() - started)));
     }
     this.current = 'stopped';
     this.settle(new Error(`${this.name} was stopped`));

@@ -23,7 +23,7 @@ describe('loadConfig', () => {
     const config = loadConfig(base);
     expect(config).toMatchObject({
       host: '127.0.0.1', port: 9191, redisUrl: 'redis://127.0.0.1:6379', redisKeyPrefix: 'ctg:', redisTimeoutMs: 500,
-      keyPrefix: 'CTG', modelId: 'm1', defaultRpm: 600, defaultTpm: 1_000_000, keyCacheTtlMs: 1000, logLevel: 'info',
+      keyPrefix: 'CTG', modelId: 'm1', defaultRpm: 600, defaultTpm: 1_000_000, keyCacheTtlMs: 1000, drainMs: 1500, logLevel: 'info',
     });
     expect(Object.isFrozen(config)).toBe(true);
   });

@@ -60,7 +60,10 @@ function containerEnv(objects: readonly K8sObject[], container: any): Env {
  * An entry the reader no longer looks up fails the test too, so this list cannot go stale.
  */
 const DELIBERATELY_UNSET: Record<string, Record<string, string>> = {
-  authz: { KEY_HASH_SECRET: 'the secret is mounted as a file (KEY_HASH_SECRET_FILE), never put in the environment' },
+  authz: {
+    KEY_HASH_SECRET: 'the secret is mounted as a file (KEY_HASH_SECRET_FILE), never put in the environment',
+    REDIS_URL_FILE: "REDIS_URL comes from the ctg-redis Secret; the file is make up's way of handing its own Redis to the CLI",
+  },
   embedder: {},
   'render-config': {},
 };

@@ -37,6 +37,7 @@ export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {})
     defaultTpm: 1_000_000,
     // Off: these tests revoke and re-check keys under a fixed clock; check-cache.test.ts covers it.
     keyCacheTtlMs: 0,
+    drainMs: 0,
     logLevel: 'silent',
     metricsHost: '127.0.0.1',
     metricsPort: 0,
