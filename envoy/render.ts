@@ -13,6 +13,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { localReplies, localReplyBody } from './local-replies.js';
+import { hcmTracing, otlpCluster, parseOtlpEndpoint, type OtlpEndpoint } from './tracing.js';
 
 export const templatePath = fileURLToPath(new URL('./envoy.yaml.tmpl', import.meta.url));
 
@@ -46,6 +47,8 @@ export interface EnvoySettings {
   readonly embedderEndpoints?: readonly Endpoint[];
   /** Several authz replicas; when absent, the one at authzHost:authzPort. */
   readonly authzEndpoints?: readonly Endpoint[];
+  /** Where spans go (OTEL_EXPORTER_OTLP_ENDPOINT); no tracer when absent. */
+  readonly otlpEndpoint?: OtlpEndpoint | undefined;
 }
 
 /** One upstream replica. */
@@ -128,9 +131,20 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     maxHeapBytes: positive('ENVOY_MAX_HEAP_MB', LIMIT_DEFAULTS.maxHeapBytes / 1048576) * 1048576,
     ...endpoints('EMBEDDER_ENDPOINTS'),
     ...endpoints('AUTHZ_ENDPOINTS'),
+    otlpEndpoint: otlp(env.OTEL_EXPORTER_OTLP_ENDPOINT, errors),
   };
   if (errors.length > 0) throw new Error(`invalid Envoy settings:\n  ${errors.join('\n  ')}`);
   return Object.freeze(settings);
+}
+
+function otlp(raw: string | undefined, errors: string[]): OtlpEndpoint | undefined {
+  if (raw === undefined || raw === '') return undefined;
+  try {
+    return parseOtlpEndpoint(raw);
+  } catch (error) {
+    errors.push((error as Error).message);
+    return undefined;
+  }
 }
 
 /** Fills the template; fails on any placeholder it does not know, so none can slip through. */
@@ -157,6 +171,8 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     MAX_HEAP_BYTES: String(settings.maxHeapBytes ?? LIMIT_DEFAULTS.maxHeapBytes),
     EMBEDDER_ENDPOINTS: endpointList(settings.embedderEndpoints ?? [{ host: settings.embedderHost, port: settings.embedderPort }]),
     AUTHZ_ENDPOINTS: endpointList(settings.authzEndpoints ?? [{ host: settings.authzHost, port: settings.authzPort }]),
+    HCM_TRACING: hcmTracing(settings.otlpEndpoint),
+    OTLP_CLUSTER: otlpCluster(settings.otlpEndpoint),
   };
   for (const placeholder of Object.keys(localReplies)) {
     // Bodies sit in single-quoted YAML scalars and Envoy format strings, where ' and % are special.

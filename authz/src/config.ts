@@ -31,6 +31,11 @@ export interface AuthzConfig {
    */
   readonly drainMs: number;
   readonly logLevel: string;
+  /** GET /metrics listens here (internal: loopback by default, never routed by Envoy). */
+  readonly metricsHost: string;
+  readonly metricsPort: number;
+  /** OTLP/HTTP base URL for traces (OTEL_EXPORTER_OTLP_ENDPOINT); tracing is off when unset. */
+  readonly otlpEndpoint: string | undefined;
 }
 
 /** Thrown when the environment holds bad values; the message names every bad variable. */
@@ -69,6 +74,9 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     // A few of Envoy's 0.5 s health-check intervals (envoy/envoy.yaml.tmpl).
     drainMs: read.integer('AUTHZ_DRAIN_MS', 1_500, 0, 3_600_000),
     logLevel: read.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
+    metricsHost: read.string('AUTHZ_METRICS_HOST', '127.0.0.1'),
+    metricsPort: read.integer('AUTHZ_METRICS_PORT', 9192, 0, 65535),
+    otlpEndpoint: read.matching('OTEL_EXPORTER_OTLP_ENDPOINT', '', /^(https?:\/\/[^\s/]+\/?)?$/, 'an http(s):// base URL (host and port, no path)') || undefined,
   };
   if (problems.length > 0) throw new ConfigError(problems);
   return Object.freeze(config);

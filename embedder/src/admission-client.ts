@@ -8,6 +8,7 @@
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
+import { context, propagation } from '@opentelemetry/api';
 import type { ProtoGrpcType } from '../../authz/generated/admission.js';
 import type { AdmissionClient as GrpcAdmissionClient } from '../../authz/generated/ctg/admission/v1/Admission.js';
 import type { Ticket } from '../../authz/generated/ctg/admission/v1/Ticket.js';
@@ -67,11 +68,14 @@ export function createAdmissionClient(options: AdmissionOptions): Admission {
     new Promise((resolve, reject) => {
       const request = { ticket: toProto(ticket) };
       const deadline = { deadline: Date.now() + options.timeoutMs };
+      // The request's trace continues in authz (traceparent); a no-op while tracing is off.
+      const metadata = new grpc.Metadata();
+      propagation.inject(context.active(), metadata, { set: (carrier, key, value) => carrier.set(key, value) });
       const done = (error: grpc.ServiceError | null, response?: unknown): void =>
         error || !response ? reject(new AdmissionUnavailableError(name, error)) : resolve(response as Res);
-      if (name === 'Admit') client.Admit(request, deadline, done);
-      else if (name === 'Record') client.Record(request, deadline, done);
-      else client.Refund(request, deadline, done);
+      if (name === 'Admit') client.Admit(request, metadata, deadline, done);
+      else if (name === 'Record') client.Record(request, metadata, deadline, done);
+      else client.Refund(request, metadata, deadline, done);
     });
   return {
     async admit(ticket) {

@@ -31,6 +31,8 @@ export interface EmbedderConfig {
   readonly admissionRecordAttempts: number;
   /** On SIGTERM, how long in-flight requests may take to finish before the process exits anyway. */
   readonly drainSeconds: number;
+  /** OTLP/HTTP base URL for traces (OTEL_EXPORTER_OTLP_ENDPOINT); tracing is off when unset. */
+  readonly otlpEndpoint: string | undefined;
 }
 
 /** The longest input a model may take; a batch must always be able to hold one. */
@@ -60,6 +62,10 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
   const logLevel = text('LOG_LEVEL', 'info') as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}`);
   const modelId = env.MODEL_ID?.trim() || undefined;
+  const otlpEndpoint = env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() || undefined;
+  if (otlpEndpoint !== undefined && !/^https?:\/\/[^\s/]+\/?$/.test(otlpEndpoint)) {
+    problems.push('OTEL_EXPORTER_OTLP_ENDPOINT must be an http(s):// base URL (host and port, no path)');
+  }
 
   const config: EmbedderConfig = {
     host: text('EMBEDDER_HOST', '127.0.0.1'),
@@ -80,6 +86,7 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     admissionRecordAttempts: int('ADMISSION_RECORD_ATTEMPTS', 3, 1, 10),
     // The longest request (1,000 × 512 tokens) takes minutes on 2 cores; Envoy's route allows 600 s.
     drainSeconds: int('EMBEDDER_DRAIN_S', 600, 0, 3600),
+    otlpEndpoint,
   };
   if (problems.length > 0) {
     throw new Error(`invalid embedder configuration:\n  - ${problems.join('\n  - ')}`);

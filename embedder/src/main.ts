@@ -7,22 +7,29 @@ import { createAdmissionClient } from './admission-client.js';
 import { buildApp } from './app.js';
 import { loadConfig } from './config.js';
 import { loadEngine } from './engine.js';
-import { createEmbedderMetrics } from './metrics.js';
+import { createEmbedderMetrics, measureEngine } from './metrics.js';
+import { registerTracing, startTracing, traceAdmission, traceEngine } from './tracing.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
   let stopping = false;
-  const metrics = createEmbedderMetrics();
+  const metrics = createEmbedderMetrics({ inputs: config.queueMaxInputs, tokens: config.queueMaxTokens });
   const onFatal = (err: Error): void => {
     if (stopping) return;
     app.log.fatal({ err: { message: err.message } }, 'model worker failed; exiting');
     process.exit(1);
   };
-  const { engine, manifest, ready } = loadEngine(config, { onFatal, onBatch: metrics.observeBatch });
-  const admission = createAdmissionClient({
+  const tracing = startTracing(config.otlpEndpoint);
+  const loaded = loadEngine(config, { onFatal, onBatch: metrics.observeBatch });
+  const { manifest, ready } = loaded;
+  const measured = measureEngine(loaded.engine, metrics);
+  const engine = tracing.enabled ? traceEngine(measured, tracing.tracer) : measured;
+  const client = createAdmissionClient({
     address: config.authzAddress, timeoutMs: config.admissionTimeoutMs, recordAttempts: config.admissionRecordAttempts,
   });
+  const admission = tracing.enabled ? traceAdmission(client, tracing.tracer) : client;
   const app = buildApp({ config, engine, metrics, admission, draining: () => stopping });
+  if (tracing.enabled) registerTracing(app, tracing.tracer);
 
   ready.then(
     () => app.log.info({ model: engine.modelId, pooling: manifest.pooling, nativeDimensions: manifest.nativeDimensions }, 'model ready'),
@@ -47,6 +54,7 @@ async function main(): Promise<void> {
     admission.close();
     await engine.close();
     app.log.info({ event: 'drained' }, 'stopped');
+    await tracing.shutdown().catch(() => undefined);
     process.exit(0);
   };
   process.once('SIGTERM', () => void stop('SIGTERM'));

@@ -8,6 +8,7 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { BatchStats } from './batcher.js';
+import type { EmbeddingEngine } from './engine.js';
 
 /** What the app learned about one finished request (all safe: counts, template, code). */
 export interface RequestFacts {
@@ -32,6 +33,8 @@ export interface EmbedderMetrics {
   /** The exposition format's content type, from the registry. */
   readonly contentType: string;
   observeRequest(facts: RequestFacts): void;
+  /** How long one embedded request waited for its first batch. */
+  observeQueueWait(seconds: number): void;
   /** One model call; bound, so it can be handed to the engine as a callback. */
   readonly observeBatch: (stats: BatchStats) => void;
   /** Where the queue gauges read from at scrape time. */
@@ -61,8 +64,12 @@ export function requestLabels(facts: RequestFacts): { route: string; method: str
   return { route: routeLabel(facts.route), method: methodLabel(facts.method), status: String(facts.status), code: facts.code ?? '' };
 }
 
-/** Builds the metrics on a fresh Registry, with Node's default process metrics. */
-export function createEmbedderMetrics(): EmbedderMetrics {
+/**
+ * Builds the metrics on a fresh Registry, with Node's default process metrics. `queueLimits`
+ * (QUEUE_MAX_INPUTS, QUEUE_MAX_TOKENS) are exported beside the depth, so saturation is one
+ * division for an alert or an autoscaler.
+ */
+export function createEmbedderMetrics(queueLimits?: QueueDepth): EmbedderMetrics {
   const register = new Registry();
   const registers = [register];
   collectDefaultMetrics({ register });
@@ -73,12 +80,18 @@ export function createEmbedderMetrics(): EmbedderMetrics {
   const overloaded = new Counter({ name: 'embedder_overloaded_total', help: 'Requests refused with 503 overloaded (queue full).', registers });
   const batchSize = new Histogram({ name: 'embedder_batch_size', help: 'Inputs per model call.', buckets: [1, 2, 4, 8, 16, 32, 64, 128], registers });
   const batchPadded = new Histogram({ name: 'embedder_batch_padded_tokens', help: 'Padded tokens (longest input x inputs) per model call.', buckets: [64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384], registers });
+  // Waiting, not working: what autoscaling should act on (the model time is per batch above).
+  const queueWait = new Histogram({ name: 'embedder_queue_wait_seconds', help: 'Seconds an embedded request waited in the queue before its first input entered a model call.', buckets: [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60], registers });
   const inference = new Histogram({ name: 'embedder_inference_duration_seconds', help: 'Duration of one model call (one batch).', buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers });
 
   let readQueue: () => QueueDepth = () => ({ inputs: 0, tokens: 0 });
   // Read at scrape time: the batcher's counts are exact, so nothing updates on every change.
   new Gauge({ name: 'embedder_queue_inputs', help: 'Inputs waiting for the model.', registers, collect() { this.set(readQueue().inputs); } });
   new Gauge({ name: 'embedder_queue_tokens', help: 'Tokens waiting for the model.', registers, collect() { this.set(readQueue().tokens); } });
+  if (queueLimits) {
+    new Gauge({ name: 'embedder_queue_max_inputs', help: 'Inputs the queue admits (QUEUE_MAX_INPUTS); past it requests get 503 overloaded.', registers }).set(queueLimits.inputs);
+    new Gauge({ name: 'embedder_queue_max_tokens', help: 'Tokens the queue admits (QUEUE_MAX_TOKENS); past it requests get 503 overloaded.', registers }).set(queueLimits.tokens);
+  }
 
   return {
     contentType: register.contentType,
@@ -91,7 +104,9 @@ export function createEmbedderMetrics(): EmbedderMetrics {
         inputs.inc(facts.inputs);
         tokens.inc(facts.tokens);
       }
+
     },
+    observeQueueWait: (seconds) => queueWait.observe(seconds),
     observeBatch: (stats) => {
       batchSize.observe(stats.size);
       batchPadded.observe(stats.paddedTokens);
@@ -101,5 +116,21 @@ export function createEmbedderMetrics(): EmbedderMetrics {
       readQueue = read;
     },
     render: () => register.metrics(),
+  };
+}
+
+/**
+ * The engine, reporting each embedded request's queue wait (from the engine's `timing`, when it
+ * gives one) to `metrics`; everything else passes through.
+ */
+export function measureEngine(engine: EmbeddingEngine, metrics: Pick<EmbedderMetrics, 'observeQueueWait'>): EmbeddingEngine {
+  return {
+    ...engine,
+    async embed(request) {
+      const outcome = await engine.embed(request);
+      const queueMs = (outcome as { timing?: { queueMs?: unknown } }).timing?.queueMs;
+      if (outcome.kind === 'embedded' && typeof queueMs === 'number' && Number.isFinite(queueMs) && queueMs >= 0) metrics.observeQueueWait(queueMs / 1000);
+      return outcome;
+    },
   };
 }

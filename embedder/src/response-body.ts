@@ -4,6 +4,7 @@
  * event loop between slices; the result is byte-for-byte `JSON.stringify` of the same object.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
+import { trace } from '@opentelemetry/api';
 import type { components } from '../../openapi/generated/schema.js';
 import { encodeVector, type EncodingFormat } from './encoding.js';
 
@@ -14,12 +15,14 @@ export type ResponseHead = Omit<EmbeddingResponse, 'data'>;
 
 const SLICE_MS = 10;
 
-/** Renders the response JSON for `vectors` in input order. */
-export async function renderEmbeddingResponse(
-  head: ResponseHead,
-  vectors: readonly Float32Array[],
-  format: EncodingFormat,
-): Promise<string> {
+/** Renders the response JSON for `vectors` in input order (a "serialize" span when tracing is on). */
+export function renderEmbeddingResponse(head: ResponseHead, vectors: readonly Float32Array[], format: EncodingFormat): Promise<string> {
+  // The global tracer: a no-op unless tracing.ts registered the SDK.
+  return trace.getTracer('embedder').startActiveSpan('serialize', { attributes: { 'embedder.vectors': vectors.length, 'embedder.encoding_format': format } }, (span) =>
+    render(head, vectors, format).finally(() => span.end()));
+}
+
+async function render(head: ResponseHead, vectors: readonly Float32Array[], format: EncodingFormat): Promise<string> {
   const items: string[] = new Array<string>(vectors.length);
   let sliceStart = performance.now();
   for (let index = 0; index < vectors.length; index++) {

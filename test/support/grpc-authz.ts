@@ -6,6 +6,7 @@
 import * as grpc from '@grpc/grpc-js';
 import pino, { type Logger } from 'pino';
 import type { AuthzConfig } from '../../authz/src/config.js';
+import type { AuthzMetrics } from '../../authz/src/metrics.js';
 import { protos } from '../../authz/src/protos.js';
 import { bindServer, createServer } from '../../authz/src/server.js';
 import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
@@ -38,6 +39,9 @@ export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {})
     keyCacheTtlMs: 0,
     drainMs: 0,
     logLevel: 'silent',
+    metricsHost: '127.0.0.1',
+    metricsPort: 0,
+    otlpEndpoint: undefined,
     ...overrides,
   });
 }
@@ -57,13 +61,15 @@ export interface StartOptions {
   readonly log?: Logger;
   /** Wait for Redis before resolving (false for dead-Redis tests). */
   readonly waitForRedis?: boolean;
+  /** Measure Checks, store commands, usage writes and key lookups here. */
+  readonly metrics?: AuthzMetrics;
 }
 
 /** Starts an authz server with its own Redis connection and connects clients to it. */
 export async function startAuthz(config: AuthzConfig, options: StartOptions = {}): Promise<RunningAuthz> {
   const store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
   if (options.waitForRedis !== false) await store.ready();
-  const server = createServer({ config, store, log: options.log ?? pino({ level: 'silent' }), clock: options.clock });
+  const server = createServer({ config, store, log: options.log ?? pino({ level: 'silent' }), clock: options.clock, metrics: options.metrics });
   const port = await bindServer(server, '127.0.0.1', 0);
   const address = `127.0.0.1:${port}`;
   const loaded = protos();

@@ -32,6 +32,8 @@ export interface StackPorts {
   readonly admin: number;
   readonly authz: number;
   readonly embedder: number;
+  /** authz's internal GET /metrics. */
+  readonly authzMetrics: number;
 }
 
 export interface StackDir {
@@ -66,7 +68,7 @@ export function removeStackDir(dirs: StackDir): void {
 
 /** Free ports for every component. */
 export async function pickPorts(): Promise<StackPorts> {
-  return { gateway: await freePort(), admin: await freePort(), authz: await freePort(), embedder: await freePort() };
+  return { gateway: await freePort(), admin: await freePort(), authz: await freePort(), embedder: await freePort(), authzMetrics: await freePort() };
 }
 
 /** What authz, the embedder and the admin CLI need to agree on. */
@@ -114,7 +116,7 @@ export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeout
 
 /** Starts authz (`overrides` replace variables, e.g. a dead REDIS_URL); resolves once it listens. */
 export function startAuthz(dirs: StackDir, ports: StackPorts, svc: ServiceEnv, overrides: Record<string, string> = {}): Promise<Supervisor> {
-  return started(authzComponent(contract(dirs, svc), { host: '127.0.0.1', port: ports.authz, logFile: join(dirs.logDir, 'authz.log'), overrides }));
+  return started(authzComponent(contract(dirs, svc), { host: '127.0.0.1', port: ports.authz, logFile: join(dirs.logDir, 'authz.log'), overrides: { ...authzMetricsEnv(ports), ...overrides } }));
 }
 
 /** Starts the embedder (`overrides` replace variables); resolves once /ready answers (model loaded). */
@@ -147,12 +149,21 @@ export interface Stack {
   stop(): Promise<void>;
 }
 
-/** Starts Redis-backed authz, the embedder on `modelDir`, and Envoy in front; all on free ports. */
-export async function startStack(modelDir = join(repoRoot, '.local/models/default'), envoy: EnvoyOverrides = {}): Promise<Stack> {
+// authz's metrics listener on this stack's own port (stacks run side by side).
+function authzMetricsEnv(ports: StackPorts): Record<string, string> {
+  return { AUTHZ_METRICS_PORT: String(ports.authzMetrics) };
+}
+
+/**
+ * Starts Redis-backed authz, the embedder on `modelDir`, and Envoy in front; all on free ports.
+ * `env` goes to authz and the embedder (the tracing tests point them at their receiver).
+ */
+export async function startStack(modelDir = join(repoRoot, '.local/models/default'), envoy: EnvoyOverrides = {}, env: Record<string, string> = {}): Promise<Stack> {
   const dirs = makeStackDir();
   const ports = await pickPorts();
   const svc: ServiceEnv = { modelDir, modelId: manifestModelId(modelDir), redisKeyPrefix: `ctg-e2e-${randomBytes(6).toString('hex')}:` };
-  const local = await startLocalStack({ ...settings(dirs, ports, svc, envoy), restart: NO_RESTART });
+  const overrides = { authz: { ...authzMetricsEnv(ports), ...env }, embedder: env };
+  const local = await startLocalStack({ ...settings(dirs, ports, svc, envoy), overrides, restart: NO_RESTART });
   return makeStack(dirs, ports, svc, { ...local.supervisors });
 }
 
