@@ -5,7 +5,7 @@
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
 
-.PHONY: help up down restart logs certs envoy model install test test-envoy test-e2e test-litellm typecheck bench console fleet
+.PHONY: help up down restart logs certs envoy model install test test-envoy test-e2e test-litellm typecheck bench console fleet prometheus
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -51,6 +51,9 @@ typecheck: ## TypeScript, strict
 
 bench: ## the benchmarks (bench/run.sh)
 	@bash bench/run.sh
+
+prometheus: ## Prometheus on 127.0.0.1:9090 scraping the local stack (after make up): deploy/prometheus/README.md
+	@BIN="$$(bash scripts/install-prometheus.sh)" && npx --no-install tsx deploy/prometheus/render.ts .local/prometheus/prometheus.yml && "$$BIN/prometheus" --config.file=.local/prometheus/prometheus.yml --storage.tsdb.path=.local/prometheus/data --web.listen-address=127.0.0.1:9090
 
 fleet: install ## the gateway as a fleet in network namespaces, broken under load (root); bench/results/fleet.json
 	@node --import tsx scripts/fleet/main.ts

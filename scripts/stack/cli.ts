@@ -102,6 +102,8 @@ The gateway is up.
   Model:     ${s.svc.modelId}
   Redis:     ${redis}
   Logs:      ${s.logDir}/   (make logs)      Stop: make down
+  Metrics:   http://127.0.0.1:${s.envoyAdminPort}/stats/prometheus (Envoy), http://127.0.0.1:${s.baseEnv?.AUTHZ_METRICS_PORT ?? 9192}/metrics (authz), http://${s.embedder.host}:${s.embedder.port}/metrics (embedder)
+  Prometheus: make prometheus, then http://127.0.0.1:9090   (alerts and dashboard: deploy/prometheus/README.md)
 
 Create an organization and an API key:
   npm run admin -- org create acme --models ${s.svc.modelId}

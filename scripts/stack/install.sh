@@ -24,4 +24,6 @@ if [[ "${1:-}" == "--test" ]]; then
   bash scripts/stack/install-python-sdk.sh
   # hadolint, kubectl (kustomize) and kubernetes-validate for test/deploy.
   bash scripts/install-deploy-tools.sh
+  # Debian's prometheus and promtool for test/observability (apt when missing).
+  bash scripts/install-prometheus.sh >/dev/null
 fi

@@ -62,7 +62,7 @@ function envoyTuning(env: Env, problems: string[]): LocalStackSettings['envoy'] 
     return {
       authzTimeoutMs: s.authzTimeoutMs, embedderTimeoutS: s.embedderTimeoutS, retryAfterSeconds: s.retryAfterSeconds,
       gatewayExtraHosts: s.gatewayExtraHosts ?? [], requestTimeoutS: s.requestTimeoutS, connectionIdleTimeoutS: s.connectionIdleTimeoutS,
-      maxConnections: s.maxConnections, maxHeapBytes: s.maxHeapBytes,
+      maxConnections: s.maxConnections, maxHeapBytes: s.maxHeapBytes, otlpEndpoint: s.otlpEndpoint,
     };
   } catch (err) {
     problems.push((err as Error).message);

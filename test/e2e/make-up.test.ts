@@ -24,7 +24,7 @@ const CANARY = `Zebracanary ${randomBytes(4).toString('hex')} presents with quix
 const STACK_VARIABLES = new Set([
   'GATEWAY_HOST', 'GATEWAY_PORT', 'ENVOY_ADMIN_PORT', 'EMBEDDER_HOST', 'EMBEDDER_PORT', 'AUTHZ_HOST', 'AUTHZ_PORT',
   'MODEL_DIR', 'MODEL_ID', 'KEY_HASH_SECRET', 'KEY_HASH_SECRET_FILE', 'TLS_CERT_FILE', 'TLS_KEY_FILE', 'STACK_DIR',
-  'REDIS_URL', 'REDIS_URL_FILE', 'STACK_REDIS_PORT', 'ENVOY_BIN',
+  'REDIS_URL', 'REDIS_URL_FILE', 'STACK_REDIS_PORT', 'ENVOY_BIN', 'AUTHZ_METRICS_PORT', 'AUTHZ_ADDRESS',
 ]);
 const SERVICES = ['redis', 'authz', 'embedder', 'envoy'];
 let env: Record<string, string>;
@@ -55,6 +55,7 @@ beforeAll(async () => {
     ENVOY_ADMIN_PORT: String(await freePort()),
     EMBEDDER_PORT: String(await freePort()),
     AUTHZ_PORT: String(await freePort()),
+    AUTHZ_METRICS_PORT: String(await freePort()),
     // No REDIS_URL: the stack runs its own persistent Redis, here on a free port.
     STACK_REDIS_PORT: String(await freePort()),
     REDIS_KEY_PREFIX: `ctg-e2e-${randomBytes(6).toString('hex')}:`,
