@@ -5,6 +5,7 @@
 import type { TextKind } from './corpus.ts';
 import { runScriptJson } from './child-json.ts';
 import { embeddingBody, startEmbedder } from './embedder-service.ts';
+import { startBenchAuthz, type StackPaths } from './stack.ts';
 import { runHey } from './hey.ts';
 import { readManifest } from './model-inputs.ts';
 import { cpuMs, residentMemory, stopService } from './processes.ts';
@@ -19,6 +20,8 @@ export interface EfficiencyOptions {
   cases?: string[];
   /** Baselines' ORT spin-waiting, to match the embedder under test (on in embedder/src today). */
   baselineSpin?: boolean;
+  /** Where the bench's authz runs from: the embedder settles every request's tokens and usage with it. */
+  paths: StackPaths;
 }
 
 interface Baseline {
@@ -88,7 +91,11 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
   const spin = opts.baselineSpin ?? true;
   const rawOrt = opts.httpOnly ? none : await baselines('bench/raw-ort.ts', modelDir, opts.baselineSeconds, spin);
   const transformersjs = opts.httpOnly ? none : await baselines('bench/transformersjs.ts', modelDir, opts.baselineSeconds, spin);
-  const embedder = await startEmbedder(modelDir, manifest.id, opts.embedderEnv);
+  // The embedder admits and records every request through authz (as in the gateway); this authz
+  // runs beside it, and the direct requests carry the identity authz would add.
+  const authz = await startBenchAuthz(manifest.id, opts.paths);
+  const embedder = await startEmbedder(modelDir, manifest.id, { ...opts.embedderEnv, AUTHZ_ADDRESS: authz.address });
+  const direct = authz.directHeaders;
   const http: ModelEfficiency['http'] = [];
   let idle = 0;
   let load = 0;
@@ -97,9 +104,8 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
   try {
     idle = residentMemory(embedder.service.pid).rssMb;
     for (const c of CASES.filter((k) => !opts.cases || opts.cases.includes(caseName(k)))) {
-      // Direct to the embedder: the grant authz would add in the gateway path.
-      const spec = { url: `${embedder.baseUrl}/v1/embeddings`, headers: { 'x-gateway-model': manifest.id }, body: embeddingBody(manifest.id, c.kind, c.strings, c.extra), workers: c.workers };
-      await timeOneRequest(embedder.baseUrl, spec.body, manifest.id, 1); // warm-up: JIT and ORT arenas for this shape
+      const spec = { url: `${embedder.baseUrl}/v1/embeddings`, headers: direct, body: embeddingBody(manifest.id, c.kind, c.strings, c.extra), workers: c.workers };
+      await timeOneRequest(embedder.baseUrl, spec.body, direct, 1); // warm-up: JIT and ORT arenas for this shape
       const cpuBefore = cpuMs(embedder.service.pid);
       const r = await runHey({ ...spec, seconds: opts.seconds });
       const cpuMsPerInput = (cpuMs(embedder.service.pid) - cpuBefore) / Math.max(1, r.requests * c.strings);
@@ -112,12 +118,13 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
       });
     }
     if (!opts.cases || opts.cases.includes('thousand')) {
-      thousandInputsMs.float = await timeOneRequest(embedder.baseUrl, embeddingBody(manifest.id, 'short', 1000), manifest.id, 2);
-      thousandInputsMs.base64 = await timeOneRequest(embedder.baseUrl, embeddingBody(manifest.id, 'short', 1000, { encoding_format: 'base64' }), manifest.id, 2);
+      thousandInputsMs.float = await timeOneRequest(embedder.baseUrl, embeddingBody(manifest.id, 'short', 1000), direct, 2);
+      thousandInputsMs.base64 = await timeOneRequest(embedder.baseUrl, embeddingBody(manifest.id, 'short', 1000, { encoding_format: 'base64' }), direct, 2);
     }
     peak = residentMemory(embedder.service.pid).hwmMb;
   } finally {
     await stopService(embedder.service);
+    await authz.stop();
   }
   const goalCases = http.filter((h) => !h.case.includes('base64'));
   return {
@@ -130,11 +137,11 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
 }
 
 /** Wall time of one POST (best of `tries`, so a GC pause does not decide it); fails unless 200. */
-async function timeOneRequest(baseUrl: string, body: string, modelId: string, tries = 3): Promise<number> {
+async function timeOneRequest(baseUrl: string, body: string, headers: Record<string, string>, tries = 3): Promise<number> {
   let best = Infinity;
   for (let i = 0; i < tries; i++) {
     const start = performance.now();
-    const res = await fetch(`${baseUrl}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-gateway-model': modelId }, body });
+    const res = await fetch(`${baseUrl}/v1/embeddings`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
     await res.arrayBuffer();
     if (res.status !== 200) throw new Error(`1,000-input request answered ${res.status}`);
     best = Math.min(best, performance.now() - start);

@@ -40,7 +40,7 @@ type Path = { name: 'direct' | 'gateway'; url: string; headers: Record<string, s
 function paths(stack: BenchStack): Path[] {
   return [
     // Direct to the embedder, with the model grant authz adds in the gateway path.
-    { name: 'direct', url: `${stack.embedderUrl}/v1/embeddings`, headers: { 'x-gateway-model': stack.modelId } },
+    { name: 'direct', url: `${stack.embedderUrl}/v1/embeddings`, headers: stack.directHeaders },
     { name: 'gateway', url: `${stack.gatewayUrl}/v1/embeddings`, headers: { authorization: `Bearer ${stack.apiKey}` } },
   ];
 }

@@ -18,7 +18,7 @@ import { measureGateway } from './gateway.ts';
 import { readManifest } from './model-inputs.ts';
 import { stopAll } from './processes.ts';
 import { table, writeLatest, type RunResults } from './report.ts';
-import { startBenchStack } from './stack.ts';
+import { startBenchStack, type StackPaths } from './stack.ts';
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -49,6 +49,14 @@ const embedderEnv = Object.fromEntries(
 );
 useEmbedderEntry(values['embedder-entry'] as string);
 
+/** Where the bench finds Envoy, the TLS files, Redis and the authz to run. */
+function stackPaths(): StackPaths {
+  return {
+    envoyBin: values.envoy as string, tlsDir: values.tls as string, redisUrl: values['redis-url'] as string,
+    envoyConcurrency: Number(values['envoy-concurrency']), authzEntry: values['authz-entry'] as string,
+  };
+}
+
 async function efficiency(): Promise<ModelEfficiency[]> {
   const results: ModelEfficiency[] = [];
   for (const dir of (values.models as string).split(',')) {
@@ -57,7 +65,7 @@ async function efficiency(): Promise<ModelEfficiency[]> {
     const cases = (values.cases as string).split(',').filter(Boolean);
     results.push(await measureModel(dir, {
       seconds: quick ? 3 : 8, baselineSeconds: quick ? 1 : 3, embedderEnv, httpOnly: values['http-only'] as boolean, ...(cases.length ? { cases } : {}),
-      baselineSpin: values['baseline-spin'] !== '0',
+      baselineSpin: values['baseline-spin'] !== '0', paths: stackPaths(),
     }));
   }
   return results;
@@ -70,10 +78,7 @@ async function main(): Promise<void> {
     const dir = values['gateway-model'] as string;
     const modelId = readManifest(dir).id;
     log(`starting the bench stack (Envoy + authz + embedder with ${modelId})`);
-    const stack = await startBenchStack(dir, modelId, {
-      envoyBin: values.envoy as string, tlsDir: values.tls as string, redisUrl: values['redis-url'] as string,
-      envoyConcurrency: Number(values['envoy-concurrency']), authzEntry: values['authz-entry'] as string,
-    }, embedderEnv);
+    const stack = await startBenchStack(dir, modelId, stackPaths(), embedderEnv);
     results.gatewayModel = modelId;
     try {
       if (parts.has('gateway')) {

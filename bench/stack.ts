@@ -23,6 +23,8 @@ export interface BenchStack {
   apiKey: string;
   modelId: string;
   services: { embedder: Service; authz: Service; envoy: Service };
+  /** What authz adds upstream for the bench's key: a direct request to the embedder sends these. */
+  directHeaders: Record<string, string>;
   /** The authz process's environment (the capacity bench reuses it). */
   authzEnv: Record<string, string>;
   authzAddress: string;
@@ -63,28 +65,58 @@ export async function deletePrefix(redisUrl: string, prefix: string): Promise<vo
   for (let i = 0; i < keys.length; i += 500) await run('redis-cli', ['-u', redisUrl, 'DEL', ...keys.slice(i, i + 500)]);
 }
 
-/** Starts authz, the embedder and Envoy; every process is stopped by `stop()` (or on exit). */
-export async function startBenchStack(modelDir: string, modelId: string, paths: StackPaths, embedderEnv: Record<string, string> = {}): Promise<BenchStack> {
-  const [authzPort, gatewayPort, adminPort] = [await freePort(), await freePort(), await freePort()];
-  const authzEnv = benchAuthzEnv(modelId, paths.redisUrl, authzPort);
-  const svc: ServiceContract = {
-    modelDir, modelId, redisUrl: paths.redisUrl, keyHashSecretFile: '', redisKeyPrefix: authzEnv.REDIS_KEY_PREFIX,
-    authzAddress: `127.0.0.1:${authzPort}`,
-  };
+/** A running bench authz with its organization and key: what the embedder settles with. */
+export interface BenchAuthz {
+  service: Service;
+  env: Record<string, string>;
+  address: string;
+  apiKey: string;
+  /** The identity and model grant authz adds upstream for the key (direct embedder requests send them). */
+  directHeaders: Record<string, string>;
+  stop: () => Promise<void>;
+}
+
+/** Starts authz under a fresh Redis prefix with the organization `bench` and one key. */
+export async function startBenchAuthz(modelId: string, paths: StackPaths): Promise<BenchAuthz> {
+  const port = await freePort();
+  const env = benchAuthzEnv(modelId, paths.redisUrl, port);
+  const svc: ServiceContract = { modelDir: '', modelId, redisUrl: paths.redisUrl, keyHashSecretFile: '', redisKeyPrefix: env.REDIS_KEY_PREFIX };
   const logDir = resolve('.local/bench/logs');
   mkdirSync(logDir, { recursive: true });
+  const service = await startService(authzComponent(svc, {
+    host: '127.0.0.1', port, logFile: `${logDir}/authz.log`, baseEnv: inherited(), overrides: env,
+    ...(paths.authzEntry ? { entry: paths.authzEntry } : {}),
+  }));
+  const stop = async (): Promise<void> => {
+    await stopService(service);
+    await deletePrefix(paths.redisUrl, env.REDIS_KEY_PREFIX as string);
+  };
+  try {
+    const apiKey = await createApiKey(env);
+    const keyId = apiKey.split('_')[1] as string;
+    const directHeaders = { 'x-gateway-model': modelId, 'x-gateway-org-id': 'bench', 'x-gateway-key-id': keyId };
+    return { service, env, address: `127.0.0.1:${port}`, apiKey, directHeaders, stop };
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
+
+/** Starts authz, the embedder and Envoy; every process is stopped by `stop()` (or on exit). */
+export async function startBenchStack(modelDir: string, modelId: string, paths: StackPaths, embedderEnv: Record<string, string> = {}): Promise<BenchStack> {
+  const [gatewayPort, adminPort] = [await freePort(), await freePort()];
+  const authz = await startBenchAuthz(modelId, paths);
+  const authzPort = Number(authz.address.split(':')[1]);
+  const svc: ServiceContract = { modelDir, modelId, redisUrl: paths.redisUrl, keyHashSecretFile: '', redisKeyPrefix: authz.env.REDIS_KEY_PREFIX };
+  const logDir = resolve('.local/bench/logs');
   const started: Service[] = [];
   const stop = async (): Promise<void> => {
     for (const s of started.reverse()) await stopService(s);
-    await deletePrefix(paths.redisUrl, authzEnv.REDIS_KEY_PREFIX as string);
+    await authz.stop();
   };
   try {
-    const authzSpec = authzComponent(svc, {
-      host: '127.0.0.1', port: authzPort, logFile: `${logDir}/authz.log`, baseEnv: inherited(), overrides: authzEnv,
-      ...(paths.authzEntry ? { entry: paths.authzEntry } : {}),
-    });
-    const [authz, embedder] = await Promise.all([startService(authzSpec), startEmbedder(modelDir, modelId, { ...embedderEnv, MODEL_ID: modelId })]);
-    started.push(authz, embedder.service);
+    const embedder = await startEmbedder(modelDir, modelId, { ...embedderEnv, MODEL_ID: modelId, AUTHZ_ADDRESS: authz.address });
+    started.push(embedder.service);
     const embedderPort = Number(new URL(embedder.baseUrl).port);
     const configFile = resolve('.local/bench/envoy.yaml');
     writeLocalEnvoyConfig({
@@ -99,12 +131,11 @@ export async function startBenchStack(modelDir: string, modelId: string, paths: 
       ...(paths.envoyConcurrency ? { concurrency: paths.envoyConcurrency } : {}),
     }));
     started.push(envoy);
-    const apiKey = await createApiKey(authzEnv);
     const gatewayUrl = `https://127.0.0.1:${gatewayPort}`;
     await waitFor('the gateway /health', httpsOk(`${gatewayUrl}/health`, readFileSync(`${paths.tlsDir}/ca.pem`)), 30_000);
     return {
-      gatewayUrl, embedderUrl: embedder.baseUrl, apiKey, modelId,
-      services: { embedder: embedder.service, authz, envoy }, authzEnv, authzAddress: `127.0.0.1:${authzPort}`, stop,
+      gatewayUrl, embedderUrl: embedder.baseUrl, apiKey: authz.apiKey, modelId, directHeaders: authz.directHeaders,
+      services: { embedder: embedder.service, authz: authz.service, envoy }, authzEnv: authz.env, authzAddress: authz.address, stop,
     };
   } catch (err) {
     await stop();
