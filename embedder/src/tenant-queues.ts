@@ -1,16 +1,19 @@
 /**
  * One FIFO queue per tenant (organization) and the fair order between them: deficit round-robin
- * counted in tokens, in its virtual-time form. Each tenant with queued inputs carries the tokens
- * it has been served; the tenant served least leads the next batch, and a tenant that starts
- * queueing joins at the current virtual time (what the last leader had been served when it led),
- * so its first input waits about one batch, yet idling earns it no credit to starve others later.
+ * counted in tokens, in its virtual-time form (start-time fair queueing). Each tenant carries the
+ * tokens it has been served; the tenant served least leads the next batch, and the virtual time is
+ * what the current leader had been served when it led. A tenant that starts queueing joins at the
+ * virtual time (or at its own count, if that is still ahead), so its first input waits about one
+ * batch, yet idling earns it no credit, and emptying its queue and refilling it at once does not
+ * let it jump ahead of tenants that kept waiting.
  *
  * The leader's inputs are cut as one FIFO queue always was (oldest first, similar lengths, within
  * the padded budget); room left in the batch goes to the other tenants' oldest inputs, least
  * served first, so a one-line request does not run a near-empty model call on its own.
  *
- * Pure: no clock, no timers, no model. Tenants with nothing queued are forgotten, so memory is
- * bounded by the queue bounds, not by how many tenants ever called.
+ * Pure: no clock, no timers, no model. A tenant with nothing queued is remembered only while its
+ * count is ahead of the virtual time (and at most MAX_IDLE_TENANTS of them), so memory stays
+ * bounded however many tenants ever called.
  */
 import { selectBatch, type BatchBudget } from './batch-selection.js';
 
@@ -38,11 +41,16 @@ interface TenantQueue<T> {
   readonly joined: number;
 }
 
+/** Idle tenants remembered beyond this are forgotten oldest first (they lose only a small debt). */
+const MAX_IDLE_TENANTS = 10_000;
+
 const tokensOf = (items: readonly Queued[]): number => items.reduce((sum, item) => sum + item.row.length, 0);
 
 /** Per-tenant queues with bounds and a fair `nextBatch`. */
 export class TenantQueues<T extends Queued> {
   private readonly tenants = new Map<string, TenantQueue<T>>();
+  /** Served counts of tenants with nothing queued whose count is still ahead of the virtual time. */
+  private readonly idle = new Map<string, number>();
   private totalInputs = 0;
   private totalTokens = 0;
   private virtualTime = 0;
@@ -83,7 +91,9 @@ export class TenantQueues<T extends Queued> {
     if (items.length === 0) return;
     let queue = this.tenants.get(tenant);
     if (!queue) {
-      queue = { entries: [], tokens: 0, served: this.virtualTime, joined: this.joins++ };
+      const served = Math.max(this.virtualTime, this.idle.get(tenant) ?? 0);
+      this.idle.delete(tenant);
+      queue = { entries: [], tokens: 0, served, joined: this.joins++ };
       this.tenants.set(tenant, queue);
     }
     const tokens = tokensOf(items);
@@ -112,7 +122,7 @@ export class TenantQueues<T extends Queued> {
     const lead = this.leastServed(new Set());
     if (!lead) return [];
     const [leadName, leadQueue] = lead;
-    this.virtualTime = Math.max(this.virtualTime, leadQueue.served);
+    this.advance(leadQueue.served);
     const picked = new Set(selectBatch(leadQueue.entries.map((e) => e.row.length), this.bounds));
     const batch = leadQueue.entries.filter((_, i) => picked.has(i));
     leadQueue.entries = leadQueue.entries.filter((_, i) => !picked.has(i));
@@ -153,7 +163,18 @@ export class TenantQueues<T extends Queued> {
     queue.tokens -= tokens;
     this.totalInputs -= inputs;
     this.totalTokens -= tokens;
-    if (queue.entries.length === 0) this.tenants.delete(name);
+    if (queue.entries.length > 0) return;
+    this.tenants.delete(name);
+    if (queue.served <= this.virtualTime) return;
+    this.idle.set(name, queue.served);
+    if (this.idle.size > MAX_IDLE_TENANTS) this.idle.delete(this.idle.keys().next().value!);
+  }
+
+  /** Moves the virtual time to `start` (never back) and forgets idle tenants it has caught up with. */
+  private advance(start: number): void {
+    if (start <= this.virtualTime) return;
+    this.virtualTime = start;
+    for (const [name, served] of this.idle) if (served <= start) this.idle.delete(name);
   }
 
   private leastServed(except: ReadonlySet<string>): [string, TenantQueue<T>] | undefined {

@@ -1,34 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { selectBatch } from '../../embedder/src/batch-selection.js';
 import { Batcher, type BatchLimits, type BatchStats } from '../../embedder/src/batcher.js';
+import { fakeModel, row, tags } from '../support/fake-model.js';
 
 // One tenant throughout this file, so its share is the whole queue; batcher-fairness.test.ts has several.
 const LIMITS: BatchLimits = { maxBatchTokens: 40, maxBatchSize: 4, maxQueueInputs: 12, maxQueueTokens: 200, maxTenantInputs: 12, maxTenantTokens: 200 };
-
-/** A row of `length` tokens whose first id tags it, so results can be traced back. */
-const row = (tag: number, length = 3): number[] => [tag, ...Array.from({ length: length - 1 }, () => 0)];
-
-/**
- * A fake model: records each batch and answers only when the test releases it, so the test
- * controls what is queued while the "model" is busy. Vector = [tag of the row].
- */
-function fakeModel() {
-  const calls: number[][][] = [];
-  const releases: Array<(fail?: Error) => void> = [];
-  const embed = (rows: readonly (readonly number[])[]) => {
-    calls.push(rows.map((r) => [...r]));
-    return new Promise<Float32Array[]>((resolve, reject) => {
-      releases.push((fail) => (fail ? reject(fail) : resolve(rows.map((r) => Float32Array.of(r[0]!)))));
-    });
-  };
-  const release = async (fail?: Error) => {
-    releases.shift()!(fail);
-    await new Promise((r) => setImmediate(r));
-  };
-  return { embed, calls, release };
-}
-
-const tags = (vectors: Float32Array[]): number[] => vectors.map((v) => v[0]!);
 
 describe('selectBatch', () => {
   it('always takes the oldest input and then the closest lengths within the padded budget', () => {
