@@ -9,7 +9,8 @@
  *
  * The leader's inputs are cut as one FIFO queue always was (oldest first, similar lengths, within
  * the padded budget); room left in the batch goes to the other tenants' oldest inputs, least
- * served first, so a one-line request does not run a near-empty model call on its own.
+ * served first, when they are of similar length: a 10-token request is not padded to 512 tokens
+ * (and made to wait for a full-cost model call) just to fill its batch with another's inputs.
  *
  * Pure: no clock, no timers, no model. A tenant with nothing queued is remembered only while its
  * count is ahead of the virtual time (and at most MAX_IDLE_TENANTS of them), so memory stays
@@ -40,6 +41,9 @@ interface TenantQueue<T> {
   /** Join order: ties in `served` go to the tenant that has waited longest. */
   readonly joined: number;
 }
+
+/** Another tenant's input joins a batch only if it at most doubles the batch's longest input. */
+const MAX_FILL_WIDENING = 2;
 
 /** Idle tenants remembered beyond this are forgotten oldest first (they lose only a small debt). */
 const MAX_IDLE_TENANTS = 10_000;
@@ -131,7 +135,7 @@ export class TenantQueues<T extends Queued> {
     return batch;
   }
 
-  /** Adds the other tenants' oldest inputs to `batch` while they fit the padded budget. */
+  /** Adds the other tenants' oldest inputs to `batch` while they fit the budget and are of similar length. */
   private fill(batch: T[], leadName: string): void {
     const done = new Set([leadName]);
     let longest = Math.max(...batch.map((e) => e.row.length));
@@ -141,7 +145,7 @@ export class TenantQueues<T extends Queued> {
       const [name, queue] = next;
       const head = queue.entries[0]!;
       const wider = Math.max(longest, head.row.length);
-      if (wider * (batch.length + 1) > this.bounds.maxBatchTokens) {
+      if (wider > longest * MAX_FILL_WIDENING || wider * (batch.length + 1) > this.bounds.maxBatchTokens) {
         done.add(name);
         continue;
       }

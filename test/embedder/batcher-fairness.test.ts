@@ -32,13 +32,24 @@ describe('fair batching between tenants', () => {
     let smallDone = false;
     void small.then(() => (smallDone = true));
     await model.release();
-    // B leads the second batch; the room it leaves goes to A's oldest inputs.
-    expect(model.batchTags(1)).toEqual([2000, 1004, 1005, 1006]);
+    // B leads the second batch, alone: A's 10-token inputs would pad its 3 tokens to 10.
+    expect(model.batchTags(1)).toEqual([2000]);
     await model.release();
     expect(smallDone).toBe(true);
     expect(vectorsOf(await small)).toEqual([2000]);
     while (model.pending() > 0) await model.release();
     expect(vectorsOf(await big)).toEqual(rows(1000, 40, 10).map((r) => r[0]));
+  });
+
+  it("fills the room a small leader leaves with other tenants' inputs of similar length", async () => {
+    const model = fakeModel();
+    const batcher = new Batcher(model.embed, LIMITS);
+    const a = batcher.submit('A', rows(1000, 40, 10));
+    const b = batcher.submit('B', [row(2000, 6)]);
+    await model.release();
+    expect(model.batchTags(1)).toEqual([2000, 1004, 1005, 1006]); // 10 ≤ 2 × 6 and 4 × 10 ≤ 40
+    while (model.pending() > 0) await model.release();
+    expect((await a).ok && (await b).ok).toBe(true);
   });
 
   it('shares the model in tokens, not in inputs: long inputs one a batch, short ones four a batch', async () => {
