@@ -72,11 +72,6 @@ export class TenantQueues<T extends Queued> {
     return this.totalTokens;
   }
 
-  /** Tenants with at least one input waiting. */
-  get activeTenants(): number {
-    return this.tenants.size;
-  }
-
   /**
    * Whether `tenant` may queue `inputs` more inputs of `tokens` tokens. A tenant within its share
    * is refused only when the whole queue is full; a tenant with nothing waiting is within its
@@ -162,7 +157,7 @@ export class TenantQueues<T extends Queued> {
     this.account(name, queue, taken.length, tokens);
   }
 
-  /** Books `inputs` and `tokens` as gone from `queue`; forgets the tenant once it is empty. */
+  /** Books `inputs` and `tokens` as gone from `queue`; an emptied tenant keeps only its count, while ahead. */
   private account(name: string, queue: TenantQueue<T>, inputs: number, tokens: number): void {
     queue.tokens -= tokens;
     this.totalInputs -= inputs;
