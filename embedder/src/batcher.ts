@@ -1,23 +1,19 @@
 /**
- * Dynamic batching, as text-embeddings-inference does it: inputs of concurrent requests wait in
- * one bounded queue; whenever the model is idle, the next batch is cut from the queue, bounded by
- * a padded-token budget and a maximum size, grouping inputs of similar length to cut padding.
- * No wait timer: whatever queued while the model was busy forms the next batch.
+ * Dynamic batching, as text-embeddings-inference does it, made fair between tenants: inputs of
+ * concurrent requests wait in bounded per-tenant queues (tenant-queues.ts); whenever the model is
+ * idle, the next batch is cut, led by the tenant served fewest tokens, within a padded-token
+ * budget and a maximum size. No wait timer: whatever queued while the model was busy forms the
+ * next batch.
  *
- * The model is injected (`EmbedRows`), so the policy is unit-tested with a fake.
+ * The model and the clock are injected (`EmbedRows`, `now`), so the policy is unit-tested with fakes.
  */
+import { TenantQueues, type QueueBounds } from './tenant-queues.js';
 
 /** Embeds token-id rows, one vector per row in row order. */
 export type EmbedRows = (rows: readonly (readonly number[])[]) => Promise<Float32Array[]>;
 
-export interface BatchLimits {
-  /** Longest row × rows in one model call. */
-  readonly maxBatchTokens: number;
-  readonly maxBatchSize: number;
-  /** Inputs and tokens allowed to wait; a request that would pass either is refused. */
-  readonly maxQueueInputs: number;
-  readonly maxQueueTokens: number;
-}
+/** The batch budget and the queue bounds (see QueueBounds). */
+export type BatchLimits = QueueBounds;
 
 /** What one model call was: inputs, padded tokens (longest × inputs) and its duration. */
 export interface BatchStats {
@@ -29,13 +25,21 @@ export interface BatchStats {
 /** Told of every model call (metrics); must not throw. */
 export type BatchObserver = (stats: BatchStats) => void;
 
-/** Being full is a value, not an error; model faults reject the promise. */
+/**
+ * Being full is a value, not an error; model faults reject the promise. `queueMs`: from submit
+ * until the first batch holding one of the request's inputs started. `inferenceMs`: the summed
+ * duration of the model calls that held its inputs (each call counted whole, as it is shared).
+ */
 export type SubmitOutcome =
-  | { readonly ok: true; readonly vectors: Float32Array[] }
+  | { readonly ok: true; readonly vectors: Float32Array[]; readonly queueMs: number; readonly inferenceMs: number }
   | { readonly ok: false; readonly reason: 'overloaded' | 'cancelled' };
 
 interface Job {
+  readonly tenant: string;
   readonly vectors: (Float32Array | undefined)[];
+  readonly submittedAt: number;
+  queueMs: number | undefined;
+  inferenceMs: number;
   remaining: number;
   done: boolean;
   readonly settle: (outcome: SubmitOutcome) => void;
@@ -48,71 +52,47 @@ interface Entry {
   readonly row: readonly number[];
 }
 
-/** How far past the oldest input the batcher looks for inputs of similar length. */
-const WINDOW_PER_BATCH_SLOT = 8;
-
-/**
- * Picks the next batch from the queue's lengths: always the oldest input (so nothing starves),
- * then, from a window of the oldest inputs, those closest in length to it, while the padded cost
- * (longest × count) stays within the budget. Returns queue positions in ascending order.
- */
-export function selectBatch(lengths: readonly number[], limits: Pick<BatchLimits, 'maxBatchTokens' | 'maxBatchSize'>): number[] {
-  if (lengths.length === 0) return [];
-  const head = lengths[0]!;
-  const window = Math.min(lengths.length, limits.maxBatchSize * WINDOW_PER_BATCH_SLOT);
-  const candidates: number[] = [];
-  for (let i = 1; i < window; i++) candidates.push(i);
-  candidates.sort((a, b) => Math.abs(lengths[a]! - head) - Math.abs(lengths[b]! - head) || a - b);
-  const chosen = [0];
-  let longest = head;
-  for (const i of candidates) {
-    if (chosen.length >= limits.maxBatchSize) break;
-    const wider = Math.max(longest, lengths[i]!);
-    if (wider * (chosen.length + 1) > limits.maxBatchTokens) continue;
-    chosen.push(i);
-    longest = wider;
-  }
-  return chosen.sort((a, b) => a - b);
-}
-
-/** The bounded queue and the loop that feeds the model one batch at a time. */
+/** The bounded per-tenant queues and the loop that feeds the model one batch at a time. */
 export class Batcher {
-  private queue: Entry[] = [];
-  private tokensQueued = 0;
+  private readonly queues: TenantQueues<Entry>;
   private running = false;
 
   constructor(
     private readonly embed: EmbedRows,
-    private readonly limits: BatchLimits,
+    limits: BatchLimits,
     private readonly onBatch: BatchObserver = () => undefined,
-  ) {}
+    private readonly now: () => number = () => performance.now(),
+  ) {
+    this.queues = new TenantQueues(limits);
+  }
 
   /** Inputs waiting (not yet handed to the model). */
   get queuedInputs(): number {
-    return this.queue.length;
+    return this.queues.inputs;
   }
 
   /** Tokens of the inputs waiting. */
   get queuedTokens(): number {
-    return this.tokensQueued;
+    return this.queues.tokens;
   }
 
   /**
-   * Queues one request's rows; resolves with their vectors in row order. A request is admitted
-   * when it fits the bounds, or when the queue is empty (so any valid request can be served).
+   * Queues one request's rows for `tenant`; resolves with their vectors in row order. Refused
+   * (`overloaded`) when the tenant would pass its share or the queue its bounds; see `admits`.
    */
-  submit(rows: readonly (readonly number[])[], signal?: AbortSignal): Promise<SubmitOutcome> {
+  submit(tenant: string, rows: readonly (readonly number[])[], signal?: AbortSignal): Promise<SubmitOutcome> {
     const tokens = rows.reduce((sum, row) => sum + row.length, 0);
-    const fits =
-      this.queue.length + rows.length <= this.limits.maxQueueInputs &&
-      this.tokensQueued + tokens <= this.limits.maxQueueTokens;
-    if (!fits && this.queue.length > 0) return Promise.resolve({ ok: false, reason: 'overloaded' });
-    if (rows.length === 0) return Promise.resolve({ ok: true, vectors: [] });
+    if (!this.queues.admits(tenant, rows.length, tokens)) return Promise.resolve({ ok: false, reason: 'overloaded' });
+    if (rows.length === 0) return Promise.resolve({ ok: true, vectors: [], queueMs: 0, inferenceMs: 0 });
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'cancelled' });
 
     return new Promise<SubmitOutcome>((resolve, reject) => {
       const job: Job = {
+        tenant,
         vectors: new Array<Float32Array | undefined>(rows.length),
+        submittedAt: this.now(),
+        queueMs: undefined,
+        inferenceMs: 0,
         remaining: rows.length,
         done: false,
         settle: (outcome) => {
@@ -124,27 +104,38 @@ export class Batcher {
           reject(err);
         },
       };
-      rows.forEach((row, index) => this.queue.push({ job, index, row }));
-      this.tokensQueued += tokens;
+      this.queues.push(tenant, rows.map((row, index) => ({ job, index, row })));
       signal?.addEventListener('abort', () => this.drop(job, { ok: false, reason: 'cancelled' }), { once: true });
       this.pump();
     });
   }
 
   private pump(): void {
-    if (this.running || this.queue.length === 0) return;
-    const picked = new Set(selectBatch(this.queue.map((e) => e.row.length), this.limits));
-    const batch = this.queue.filter((_, i) => picked.has(i));
-    this.queue = this.queue.filter((_, i) => !picked.has(i));
-    for (const entry of batch) this.tokensQueued -= entry.row.length;
+    if (this.running) return;
+    const batch = this.queues.nextBatch();
+    if (batch.length === 0) return;
     this.running = true;
-    const started = performance.now();
+    const started = this.now();
+    const jobs = new Set(batch.map((e) => e.job));
+    for (const job of jobs) job.queueMs ??= started - job.submittedAt;
+    const finished = (): number => {
+      const seconds = (this.now() - started) / 1000;
+      for (const job of jobs) job.inferenceMs += seconds * 1000;
+      return seconds;
+    };
+    let seconds: number | undefined;
     this.embed(batch.map((e) => e.row))
-      .then((vectors) => this.deliver(batch, vectors))
-      .catch((err: unknown) => this.failBatch(batch, err instanceof Error ? err : new Error(String(err))))
+      .then((vectors) => {
+        seconds = finished();
+        this.deliver(batch, vectors);
+      })
+      .catch((err: unknown) => {
+        seconds ??= finished();
+        this.failBatch(jobs, err instanceof Error ? err : new Error(String(err)));
+      })
       .finally(() => {
         const longest = Math.max(...batch.map((e) => e.row.length));
-        this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: (performance.now() - started) / 1000 });
+        this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: seconds ?? 0 });
         this.running = false;
         this.pump();
       });
@@ -157,30 +148,24 @@ export class Batcher {
       if (job.done) return;
       job.vectors[entry.index] = vectors[i];
       job.remaining -= 1;
-      if (job.remaining === 0) job.settle({ ok: true, vectors: job.vectors as Float32Array[] });
+      if (job.remaining === 0) {
+        job.settle({ ok: true, vectors: job.vectors as Float32Array[], queueMs: job.queueMs ?? 0, inferenceMs: job.inferenceMs });
+      }
     });
   }
 
   /** A failed model call fails only the requests that had inputs in it. */
-  private failBatch(batch: readonly Entry[], err: Error): void {
-    for (const job of new Set(batch.map((e) => e.job))) {
+  private failBatch(jobs: ReadonlySet<Job>, err: Error): void {
+    for (const job of jobs) {
       if (job.done) continue;
-      this.removeQueued(job);
+      this.queues.remove(job.tenant, (entry) => entry.job === job);
       job.fail(err);
     }
   }
 
   private drop(job: Job, outcome: SubmitOutcome): void {
     if (job.done) return;
-    this.removeQueued(job);
+    this.queues.remove(job.tenant, (entry) => entry.job === job);
     job.settle(outcome);
-  }
-
-  private removeQueued(job: Job): void {
-    this.queue = this.queue.filter((entry) => {
-      if (entry.job !== job) return true;
-      this.tokensQueued -= entry.row.length;
-      return false;
-    });
   }
 }

@@ -20,6 +20,9 @@ export interface EmbedderConfig {
   readonly batchMaxSize: number;
   readonly queueMaxInputs: number;
   readonly queueMaxTokens: number;
+  /** One tenant's (organization's) share of the queue; past it that tenant alone gets `overloaded`. */
+  readonly queueTenantMaxInputs: number;
+  readonly queueTenantMaxTokens: number;
   /** Seconds a client is told to wait (`retry-after`) when the queue is full or the model loads. */
   readonly retryAfterSeconds: number;
   readonly logLevel: LogLevel;
@@ -77,8 +80,12 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     // batches took the resident memory to 4 GB; 2,048 still fits 32 short sentences per call.
     batchMaxTokens: int('BATCH_MAX_TOKENS', 2_048, MAX_INPUT_TOKENS),
     batchMaxSize: int('BATCH_MAX_SIZE', 32, 1, 4096),
-    queueMaxInputs: int('QUEUE_MAX_INPUTS', 2_000, 1),
-    queueMaxTokens: int('QUEUE_MAX_TOKENS', 262_144, 1),
+    // A tenant's share holds one request of 1,000 inputs × 512 tokens; the whole queue holds four
+    // such shares, so one tenant at its share leaves room for the others (about 16 MB of token ids).
+    queueMaxInputs: int('QUEUE_MAX_INPUTS', 4_000, 1),
+    queueMaxTokens: int('QUEUE_MAX_TOKENS', 2_097_152, 1),
+    queueTenantMaxInputs: int('QUEUE_TENANT_MAX_INPUTS', 1_000, 1),
+    queueTenantMaxTokens: int('QUEUE_TENANT_MAX_TOKENS', 524_288, 1),
     retryAfterSeconds: int('RETRY_AFTER_SECONDS', 1, 1, 3600),
     logLevel,
     authzAddress: text('AUTHZ_ADDRESS', '127.0.0.1:9191'),

@@ -11,6 +11,8 @@ import { loadTokenizer, type ModelTokenizer } from './model/tokenizer.js';
 import type { EmbedderConfig } from './config.js';
 
 export interface EmbedRequest {
+  /** Who the work is for (the organization); the batcher shares the model fairly between tenants. */
+  readonly tenant: string;
   readonly inputs: readonly string[];
   readonly inputType: 'query' | 'document' | undefined;
   readonly policy: TruncationPolicy;
@@ -24,12 +26,25 @@ export interface EmbedRequest {
 }
 
 export type EmbedOutcome =
-  | { readonly kind: 'embedded'; readonly vectors: Float32Array[]; readonly promptTokens: number }
+  | { readonly kind: 'embedded'; readonly vectors: Float32Array[]; readonly promptTokens: number; readonly timing: EmbedTiming }
   | { readonly kind: 'too_long'; readonly detail: string }
   | { readonly kind: 'overloaded' }
   | { readonly kind: 'not_ready' }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'refused' };
+
+/**
+ * Where one request's time went, in milliseconds. `tokenizeMs`: tokenizing its inputs.
+ * `queueMs`: from queueing until the first model call holding one of its inputs started.
+ * `inferenceMs`: the summed duration of the model calls that held its inputs (a call shared with
+ * other requests counts whole). A request split over several calls may also wait between them,
+ * behind other tenants' calls: that time is in neither figure.
+ */
+export interface EmbedTiming {
+  readonly tokenizeMs: number;
+  readonly queueMs: number;
+  readonly inferenceMs: number;
+}
 
 export interface EmbeddingEngine {
   /** The public model id requests must name. */
@@ -71,8 +86,9 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
     queuedTokens: () => batcher.queuedTokens,
     async embed(request) {
       if (!parts.isReady()) return { kind: 'not_ready' };
+      const tokenizeStart = performance.now();
       const rows: number[][] = [];
-      let sliceStart = performance.now();
+      let sliceStart = tokenizeStart;
       for (const input of request.inputs) {
         const ids = tokenizer.encode(instructed(input, request.inputType, manifest));
         const admitted = admitInput(ids, request.policy, manifest.maxTokens, tokenizer.closingSpecialTokens);
@@ -84,11 +100,13 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
           sliceStart = performance.now();
         }
       }
+      const tokenizeMs = performance.now() - tokenizeStart;
       const promptTokens = rows.reduce((n, r) => n + r.length, 0);
       if (request.admit && !(await request.admit(promptTokens))) return { kind: 'refused' };
-      const outcome = await batcher.submit(rows, request.signal);
+      const outcome = await batcher.submit(request.tenant, rows, request.signal);
       if (!outcome.ok) return { kind: outcome.reason };
-      return { kind: 'embedded', vectors: outcome.vectors, promptTokens };
+      const timing = { tokenizeMs, queueMs: outcome.queueMs, inferenceMs: outcome.inferenceMs };
+      return { kind: 'embedded', vectors: outcome.vectors, promptTokens, timing };
     },
     close: parts.close ?? (async () => undefined),
   };
@@ -143,6 +161,8 @@ export function loadEngine(config: EmbedderConfig, hooks: EngineHooks = {}): Loa
       maxBatchSize: config.batchMaxSize,
       maxQueueInputs: config.queueMaxInputs,
       maxQueueTokens: config.queueMaxTokens,
+      maxTenantInputs: config.queueTenantMaxInputs,
+      maxTenantTokens: config.queueTenantMaxTokens,
     },
     isReady: () => ready && !dead,
     close: () => runner.close(),

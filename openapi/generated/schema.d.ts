@@ -257,6 +257,12 @@ export interface components {
         Allow: string;
         /** @description Equal to `usage.total_tokens`; the gateway records it as the request's usage. */
         UsageTotalTokens: number;
+        /** @description Milliseconds spent tokenizing the inputs. */
+        TokenizationTime: number;
+        /** @description Milliseconds the inputs waited before the first model call holding one of them started: the time spent behind other work. The model is shared fairly between organizations, so a small request waits about one model call, whatever another organization has queued. */
+        QueueTime: number;
+        /** @description Milliseconds of model calls that held the inputs, summed (a call shared with other requests counts whole). A request split over several calls may also wait between them; that time is in neither this nor `x-queue-time`. */
+        InferenceTime: number;
         /** @description `Bearer` on every 401. */
         WwwAuthenticate: string;
     };
@@ -291,6 +297,9 @@ export interface operations {
                     "x-ratelimit-limit-tokens": components["headers"]["RateLimitLimitTokens"];
                     "x-ratelimit-remaining-tokens": components["headers"]["RateLimitRemainingTokens"];
                     "x-usage-total-tokens": components["headers"]["UsageTotalTokens"];
+                    "x-tokenization-time": components["headers"]["TokenizationTime"];
+                    "x-queue-time": components["headers"]["QueueTime"];
+                    "x-inference-time": components["headers"]["InferenceTime"];
                     [name: string]: unknown;
                 };
                 content: {

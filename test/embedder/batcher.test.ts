@@ -1,32 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { Batcher, selectBatch, type BatchLimits, type BatchStats } from '../../embedder/src/batcher.js';
+import { selectBatch } from '../../embedder/src/batch-selection.js';
+import { Batcher, type BatchLimits, type BatchStats } from '../../embedder/src/batcher.js';
+import { fakeModel, row, tags } from '../support/fake-model.js';
 
-const LIMITS: BatchLimits = { maxBatchTokens: 40, maxBatchSize: 4, maxQueueInputs: 12, maxQueueTokens: 200 };
-
-/** A row of `length` tokens whose first id tags it, so results can be traced back. */
-const row = (tag: number, length = 3): number[] => [tag, ...Array.from({ length: length - 1 }, () => 0)];
-
-/**
- * A fake model: records each batch and answers only when the test releases it, so the test
- * controls what is queued while the "model" is busy. Vector = [tag of the row].
- */
-function fakeModel() {
-  const calls: number[][][] = [];
-  const releases: Array<(fail?: Error) => void> = [];
-  const embed = (rows: readonly (readonly number[])[]) => {
-    calls.push(rows.map((r) => [...r]));
-    return new Promise<Float32Array[]>((resolve, reject) => {
-      releases.push((fail) => (fail ? reject(fail) : resolve(rows.map((r) => Float32Array.of(r[0]!)))));
-    });
-  };
-  const release = async (fail?: Error) => {
-    releases.shift()!(fail);
-    await new Promise((r) => setImmediate(r));
-  };
-  return { embed, calls, release };
-}
-
-const tags = (vectors: Float32Array[]): number[] => vectors.map((v) => v[0]!);
+// One tenant throughout this file, so its share is the whole queue; batcher-fairness.test.ts has several.
+const LIMITS: BatchLimits = { maxBatchTokens: 40, maxBatchSize: 4, maxQueueInputs: 12, maxQueueTokens: 200, maxTenantInputs: 12, maxTenantTokens: 200 };
 
 describe('selectBatch', () => {
   it('always takes the oldest input and then the closest lengths within the padded budget', () => {
@@ -56,9 +34,9 @@ describe('Batcher', () => {
   it('merges inputs of concurrent requests into one batch and returns each request its own, in order', async () => {
     const model = fakeModel();
     const batcher = new Batcher(model.embed, LIMITS);
-    const first = batcher.submit([row(1)]); // goes straight to the idle model
-    const second = batcher.submit([row(2), row(3)]);
-    const third = batcher.submit([row(4)]);
+    const first = batcher.submit('org', [row(1)]); // goes straight to the idle model
+    const second = batcher.submit('org', [row(2), row(3)]);
+    const third = batcher.submit('org', [row(4)]);
     expect(model.calls).toHaveLength(1);
     await model.release();
     expect(model.calls[1]!.map((r) => r[0])).toEqual([2, 3, 4]); // queued while busy → one batch
@@ -72,7 +50,7 @@ describe('Batcher', () => {
     const model = fakeModel();
     const batcher = new Batcher(model.embed, LIMITS);
     const lengths = [3, 10, 3, 10, 3, 10, 3, 10, 3];
-    const outcome = batcher.submit(lengths.map((len, i) => row(100 + i, len)));
+    const outcome = batcher.submit('org', lengths.map((len, i) => row(100 + i, len)));
     for (let released = 0; released < model.calls.length; released++) await model.release();
     expect(model.calls.length).toBeGreaterThan(1);
     for (const call of model.calls) {
@@ -88,12 +66,12 @@ describe('Batcher', () => {
   it('refuses with overloaded when the queue is full, never queueing without bound', async () => {
     const model = fakeModel();
     const batcher = new Batcher(model.embed, { ...LIMITS, maxQueueInputs: 3 });
-    const running = batcher.submit([row(1)]);
-    const queued = batcher.submit([row(2), row(3)]);
-    expect(await batcher.submit([row(4), row(5)])).toEqual({ ok: false, reason: 'overloaded' });
+    const running = batcher.submit('org', [row(1)]);
+    const queued = batcher.submit('org', [row(2), row(3)]);
+    expect(await batcher.submit('org', [row(4), row(5)])).toEqual({ ok: false, reason: 'overloaded' });
     expect(batcher.queuedInputs).toBe(2);
     expect(batcher.queuedTokens).toBe(6);
-    const fits = batcher.submit([row(6)]);
+    const fits = batcher.submit('org', [row(6)]);
     for (let i = 0; i < 2; i++) await model.release();
     expect((await running).ok && (await queued).ok && (await fits).ok).toBe(true);
   });
@@ -101,9 +79,9 @@ describe('Batcher', () => {
   it('bounds queued tokens too, and admits any request when the queue is empty', async () => {
     const model = fakeModel();
     const batcher = new Batcher(model.embed, { ...LIMITS, maxQueueTokens: 10 });
-    const big = batcher.submit([row(1, 30)]); // over the token bound, but nothing waits
-    const waiting = batcher.submit([row(2, 8)]);
-    expect(await batcher.submit([row(3, 3)])).toEqual({ ok: false, reason: 'overloaded' });
+    const big = batcher.submit('org', [row(1, 30)]); // over the token bound, but nothing waits
+    const waiting = batcher.submit('org', [row(2, 8)]);
+    expect(await batcher.submit('org', [row(3, 3)])).toEqual({ ok: false, reason: 'overloaded' });
     await model.release();
     await model.release();
     expect((await big).ok && (await waiting).ok).toBe(true);
@@ -112,8 +90,8 @@ describe('Batcher', () => {
   it('a model failure rejects only the requests in that batch, and the batcher keeps working', async () => {
     const model = fakeModel();
     const batcher = new Batcher(model.embed, LIMITS);
-    const doomed = batcher.submit([row(1), row(1, 30)]); // two batches: the second is left queued
-    const bystander = batcher.submit([row(2)]);
+    const doomed = batcher.submit('org', [row(1), row(1, 30)]); // two batches: the second is left queued
+    const bystander = batcher.submit('org', [row(2)]);
     const doomedFails = expect(doomed).rejects.toThrow('boom');
     await model.release(new Error('boom'));
     await doomedFails;
@@ -121,7 +99,7 @@ describe('Batcher', () => {
     expect(model.calls[1]!.map((r) => r[0])).toEqual([2]);
     await model.release();
     expect((await bystander).ok).toBe(true);
-    const later = batcher.submit([row(3)]);
+    const later = batcher.submit('org', [row(3)]);
     await model.release();
     expect(await later).toMatchObject({ ok: true });
   });
@@ -129,9 +107,9 @@ describe('Batcher', () => {
   it('drops the queued inputs of a request whose client went away', async () => {
     const model = fakeModel();
     const batcher = new Batcher(model.embed, LIMITS);
-    const running = batcher.submit([row(1)]);
+    const running = batcher.submit('org', [row(1)]);
     const gone = new AbortController();
-    const abandoned = batcher.submit([row(2), row(3)], gone.signal);
+    const abandoned = batcher.submit('org', [row(2), row(3)], gone.signal);
     gone.abort();
     expect(await abandoned).toEqual({ ok: false, reason: 'cancelled' });
     expect(batcher.queuedInputs).toBe(0);
@@ -145,8 +123,8 @@ describe('Batcher', () => {
     const model = fakeModel();
     const reports: BatchStats[] = [];
     const batcher = new Batcher(model.embed, LIMITS, (stats) => reports.push(stats));
-    const first = batcher.submit([row(1, 5)]);
-    const second = batcher.submit([row(2, 4), row(3, 9), row(4, 2)]); // queued while the first runs: one batch
+    const first = batcher.submit('org', [row(1, 5)]);
+    const second = batcher.submit('org', [row(2, 4), row(3, 9), row(4, 2)]); // queued while the first runs: one batch
     expect(batcher.queuedTokens).toBe(15);
     const secondFails = expect(second).rejects.toThrow('boom');
     await model.release();

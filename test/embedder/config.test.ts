@@ -6,8 +6,14 @@ describe('embedder config', () => {
     const config = loadConfig({});
     expect(config).toMatchObject({
       host: '127.0.0.1', port: 8081, modelId: undefined, batchMaxTokens: 2_048, batchMaxSize: 32,
-      queueMaxInputs: 2_000, queueMaxTokens: 262_144, retryAfterSeconds: 1, logLevel: 'info',
+      queueMaxInputs: 4_000, queueMaxTokens: 2_097_152, queueTenantMaxInputs: 1_000, queueTenantMaxTokens: 524_288,
+      retryAfterSeconds: 1, logLevel: 'info',
     });
+    // One organization's share holds one request of 1,000 inputs × 512 tokens, and leaves room for others.
+    expect(config.queueTenantMaxInputs).toBeGreaterThanOrEqual(1_000);
+    expect(config.queueTenantMaxTokens).toBeGreaterThanOrEqual(1_000 * 512);
+    expect(config.queueMaxTokens).toBeGreaterThan(config.queueTenantMaxTokens);
+    expect(config.queueMaxInputs).toBeGreaterThan(config.queueTenantMaxInputs);
     expect(config.modelDir.endsWith('.local/models/default')).toBe(true);
     expect(config.ortIntraOpThreads).toBeGreaterThanOrEqual(1);
     expect(Object.isFrozen(config)).toBe(true);
@@ -17,11 +23,13 @@ describe('embedder config', () => {
     const config = loadConfig({
       EMBEDDER_HOST: '0.0.0.0', EMBEDDER_PORT: '0', MODEL_DIR: '/m', MODEL_ID: 'served', ORT_INTRA_OP_THREADS: '1',
       BATCH_MAX_TOKENS: '4096', BATCH_MAX_SIZE: '8', QUEUE_MAX_INPUTS: '100', QUEUE_MAX_TOKENS: '9000',
+      QUEUE_TENANT_MAX_INPUTS: '50', QUEUE_TENANT_MAX_TOKENS: '4000',
       RETRY_AFTER_SECONDS: '3', LOG_LEVEL: 'warn', AUTHZ_ADDRESS: 'authz:9191', ADMISSION_TIMEOUT_MS: '250', ADMISSION_RECORD_ATTEMPTS: '5',
     });
     expect(config).toEqual({
       host: '0.0.0.0', port: 0, modelDir: '/m', modelId: 'served', ortIntraOpThreads: 1, batchMaxTokens: 4096,
-      batchMaxSize: 8, queueMaxInputs: 100, queueMaxTokens: 9000, retryAfterSeconds: 3, logLevel: 'warn',
+      batchMaxSize: 8, queueMaxInputs: 100, queueMaxTokens: 9000,
+      queueTenantMaxInputs: 50, queueTenantMaxTokens: 4000, retryAfterSeconds: 3, logLevel: 'warn',
       authzAddress: 'authz:9191', admissionTimeoutMs: 250, admissionRecordAttempts: 5, drainSeconds: 600,
     });
   });
@@ -29,11 +37,11 @@ describe('embedder config', () => {
   it('names every bad variable in one error', () => {
     let message = '';
     try {
-      loadConfig({ EMBEDDER_PORT: '70000', BATCH_MAX_TOKENS: '100', BATCH_MAX_SIZE: 'x', QUEUE_MAX_INPUTS: '-1', LOG_LEVEL: 'loud' });
+      loadConfig({ EMBEDDER_PORT: '70000', BATCH_MAX_TOKENS: '100', BATCH_MAX_SIZE: 'x', QUEUE_MAX_INPUTS: '-1', QUEUE_TENANT_MAX_TOKENS: '0', LOG_LEVEL: 'loud' });
     } catch (err) {
       message = (err as Error).message;
     }
-    for (const name of ['EMBEDDER_PORT', 'BATCH_MAX_TOKENS', 'BATCH_MAX_SIZE', 'QUEUE_MAX_INPUTS', 'LOG_LEVEL']) {
+    for (const name of ['EMBEDDER_PORT', 'BATCH_MAX_TOKENS', 'BATCH_MAX_SIZE', 'QUEUE_MAX_INPUTS', 'QUEUE_TENANT_MAX_TOKENS', 'LOG_LEVEL']) {
       expect(message).toContain(name);
     }
     expect(message).not.toContain('QUEUE_MAX_TOKENS');

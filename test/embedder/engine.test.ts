@@ -20,7 +20,7 @@ describe('before the model is loaded', () => {
     const engine = createEngine({
       modelId: TEST_MODEL_ID, manifest: readManifest(dir), tokenizer: loadTokenizer(dir),
       embedRows: async () => { throw new Error('a model that is still loading is never called'); },
-      limits: { maxBatchTokens: 16_384, maxBatchSize: 32, maxQueueInputs: 100, maxQueueTokens: 10_000 },
+      limits: { maxBatchTokens: 16_384, maxBatchSize: 32, maxQueueInputs: 100, maxQueueTokens: 10_000, maxTenantInputs: 100, maxTenantTokens: 10_000 },
       isReady: () => false,
     });
     // Never called: a model that is not ready refuses before any token is counted.

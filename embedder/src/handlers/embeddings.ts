@@ -11,6 +11,7 @@ import { ProblemError } from '../errors.js';
 import { API_DIMENSIONS } from '../model/manifest.js';
 import { noteOutcome } from '../request-log.js';
 import { renderEmbeddingResponse, type ResponseHead } from '../response-body.js';
+import { timingHeaders } from '../timing-headers.js';
 import { truncationPolicy, type TruncationPolicy } from '../tokens.js';
 import type { Admission } from '../admission-client.js';
 import { Settlement, admissionIdOf, identityOf } from '../settlement.js';
@@ -88,7 +89,7 @@ export function createEmbeddingsHandler(
     const refundFailed = (error: unknown) => request.log.warn({ event: 'refund_failed', reason: (error as Error).message }, 'token refund failed');
     let outcome: EmbedOutcome;
     try {
-      outcome = await engine.embed({ inputs, inputType: body.input_type, policy, signal: gone.signal, admit: (tokens) => settlement.admit(tokens) });
+      outcome = await engine.embed({ tenant: identity.org, inputs, inputType: body.input_type, policy, signal: gone.signal, admit: (tokens) => settlement.admit(tokens) });
     } catch (error) {
       settlement.refund(refundFailed);
       throw error;
@@ -114,6 +115,7 @@ export function createEmbeddingsHandler(
     const json = await renderEmbeddingResponse(head, outcome.vectors, body.encoding_format ?? 'float');
     // Durable before the response leaves: no 200 without its usage record.
     await settlement.record();
-    return reply.type(JSON_CONTENT_TYPE).headers(settlement.headers).header('x-usage-total-tokens', String(outcome.promptTokens)).send(json);
+    return reply.type(JSON_CONTENT_TYPE).headers(settlement.headers).headers(timingHeaders(outcome.timing))
+      .header('x-usage-total-tokens', String(outcome.promptTokens)).send(json);
   };
 }

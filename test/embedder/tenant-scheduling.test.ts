@@ -1,0 +1,68 @@
+/**
+ * Fair scheduling through the embedder app with the generated test model and a real in-process
+ * authz: the organization (x-gateway-org-id, set by authz) picks the queue, each has its own
+ * share, and every 200 carries the timing headers.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { timingHeaders } from '../../embedder/src/timing-headers.js';
+import { addKey, addOrg } from '../authz/fixtures.js';
+import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, metricValue, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+
+/** A second organization beside TEST_GRANT's, with its own key. */
+const SMALL_ORG = 'org-small';
+const SMALL_GRANT = { ...TEST_GRANT, 'x-gateway-org-id': SMALL_ORG, 'x-gateway-key-id': 'SMALLKEYIDAA' };
+
+const post = (embedder: TestEmbedder, grant: Record<string, string>, input: string[]) =>
+  embedder.app.inject({
+    method: 'POST', url: '/v1/embeddings', headers: grant,
+    payload: { model: TEST_MODEL_ID, input, encoding_format: 'base64' },
+  });
+
+describe('timingHeaders', () => {
+  it('writes whole, non-negative milliseconds', () => {
+    expect(timingHeaders({ tokenizeMs: 0.4, queueMs: 12.5, inferenceMs: 1234.49 })).toEqual({
+      'x-tokenization-time': '0', 'x-queue-time': '13', 'x-inference-time': '1234',
+    });
+    expect(timingHeaders({ tokenizeMs: -0.2, queueMs: 0, inferenceMs: 0 })['x-tokenization-time']).toBe('0');
+  });
+});
+
+describe('two organizations, one model', () => {
+  let embedder: TestEmbedder;
+  beforeAll(async () => {
+    // One input a batch and a share of 10 inputs, so one organization's backlog is easy to make.
+    embedder = await startTestEmbedder(ensureTestModel(), {
+      env: { BATCH_MAX_SIZE: '1', QUEUE_TENANT_MAX_INPUTS: '10', RETRY_AFTER_SECONDS: '3' },
+    });
+    await addOrg(embedder.authz.store, SMALL_ORG);
+    await addKey(embedder.authz.store, SMALL_ORG, { id: SMALL_GRANT['x-gateway-key-id'] });
+  });
+  afterAll(async () => embedder?.close());
+
+  it("serves another organization's small request before a large backlog, and refuses only the organization past its share", async () => {
+    let bigDone = false;
+    // Over the share of 10, admitted because the organization had nothing queued.
+    const big = post(embedder, TEST_GRANT, Array.from({ length: 300 }, (_, i) => `note ${i}`)).then((res) => {
+      bigDone = true;
+      return res;
+    });
+    await vi.waitFor(async () => {
+      expect(metricValue(await scrapeMetrics(embedder.app), 'embedder_queue_inputs')).toBeGreaterThan(10);
+    });
+    const refused = await post(embedder, TEST_GRANT, ['one more']);
+    expect(refused.statusCode).toBe(503);
+    expect(refused.json()).toMatchObject({ code: 'overloaded' });
+    expect(refused.headers['retry-after']).toBe('3');
+
+    const small = await post(embedder, SMALL_GRANT, ['Patient denies chest pain.']);
+    expect(small.statusCode).toBe(200);
+    expect(bigDone).toBe(false); // served within a batch or two, not after the 300-input backlog
+    for (const name of ['x-tokenization-time', 'x-queue-time', 'x-inference-time']) {
+      expect(small.headers[name], name).toMatch(/^\d+$/);
+    }
+    const done = await big;
+    expect(done.statusCode).toBe(200);
+    expect(done.json().data).toHaveLength(300);
+    expect(Number(done.headers['x-inference-time'])).toBeGreaterThanOrEqual(Number(small.headers['x-inference-time']));
+  });
+});
