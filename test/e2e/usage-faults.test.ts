@@ -136,13 +136,13 @@ describe('usage survives the loss of any one component', () => {
   });
 });
 
-/** Three requests of 500 inputs each, admitted and in flight for a few seconds. */
+/** Three requests of 300 inputs each, admitted and in flight for a few seconds. */
 function longRequests(key: CreatedKey, label: string) {
   return Promise.all(Array.from({ length: 3 }, (_, i) => stack.request({
     method: 'POST', path: '/v1/embeddings',
     headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': `${label}-${i}` },
-    // 3 × 500 inputs stay inside the queue bound (2,000 inputs), so none is refused as overloaded.
-    body: JSON.stringify({ model: stack.svc.modelId, input: Array.from({ length: 500 }, (_, n) => `${'word '.repeat(60)}${n}`) }),
+    // 3 × 300 inputs stay inside one organization's queue share (1,000 inputs): none is overloaded.
+    body: JSON.stringify({ model: stack.svc.modelId, input: Array.from({ length: 300 }, (_, n) => `${'word '.repeat(60)}${n}`) }),
   })));
 }
 
