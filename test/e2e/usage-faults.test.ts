@@ -128,6 +128,11 @@ describe('usage survives the loss of any one component', () => {
     // A single replica: its drain window must cover the requests in flight (AUTHZ_DRAIN_MS).
     await stack.startService('authz', { AUTHZ_DRAIN_MS: '30000' });
     const key = orgWithKey(stack, 'drain-authz');
+    // Envoy's health check must have seen the new authz before the requests under test start.
+    await waitFor('the new authz to answer through Envoy', async () => (await stack.request({
+      method: 'POST', path: '/v1/embeddings', body: JSON.stringify({ model: stack.svc.modelId, input: 'warm' }),
+      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+    })).status === 200, 15_000);
     const inFlight = longRequests(key, 'drain-authz');
     await sleep(1_000);
     stack.processes.authz.signal('SIGTERM');
