@@ -7,6 +7,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods, RouteHandlerMethod } from 'fastify';
 import { openapiDocument } from '../../openapi/document.js';
+import { inlineRefs } from '../../openapi/refs.js';
 import { ProblemError } from './errors.js';
 
 /** Handlers by operationId; every operation of the document must have one and vice versa. */
@@ -25,20 +26,6 @@ export interface DocumentedOperation {
 
 type Json = Record<string, any>;
 
-/** Inlines every local `$ref` (`#/components/...`) so each schema stands alone for ajv. */
-export function resolveRefs(node: unknown, document: Json, seen: readonly string[] = []): any {
-  if (Array.isArray(node)) return node.map((item) => resolveRefs(item, document, seen));
-  if (node === null || typeof node !== 'object') return node;
-  const ref = (node as Json).$ref;
-  if (typeof ref === 'string') {
-    if (!ref.startsWith('#/') || seen.includes(ref)) throw new Error(`unsupported or cyclic $ref ${ref}`);
-    const target = ref.slice(2).split('/').reduce<any>((at, key) => at?.[key], document);
-    if (target === undefined) throw new Error(`dangling $ref ${ref}`);
-    return resolveRefs(target, document, [...seen, ref]);
-  }
-  return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, resolveRefs(v, document, seen)]));
-}
-
 /** Reads every operation of the document: method, Fastify-style url, body and header schemas. */
 export function documentedOperations(document: Json = openapiDocument): DocumentedOperation[] {
   const operations: DocumentedOperation[] = [];
@@ -48,9 +35,9 @@ export function documentedOperations(document: Json = openapiDocument): Document
       if (!op) continue;
       if (typeof op.operationId !== 'string') throw new Error(`${method.toUpperCase()} ${path} has no operationId`);
       const schema: FastifySchema = {};
-      const body = resolveRefs(op.requestBody, document)?.content?.['application/json']?.schema;
+      const body = inlineRefs(op.requestBody, document)?.content?.['application/json']?.schema;
       if (body) schema.body = body;
-      const headers = (resolveRefs(op.parameters ?? [], document) as Json[]).filter((p) => p.in === 'header');
+      const headers = (inlineRefs(op.parameters ?? [], document) as Json[]).filter((p) => p.in === 'header');
       if (headers.length > 0) {
         schema.headers = {
           type: 'object',

@@ -1,7 +1,8 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { openapiDocument } from '../../openapi/document.js';
-import { documentedOperations, registerOperations, resolveRefs } from '../../embedder/src/openapi-routes.js';
+import { documentedOperations, registerOperations } from '../../embedder/src/openapi-routes.js';
+import { inlineRefs } from '../../openapi/refs.js';
 
 describe('routes from the OpenAPI document', () => {
   it('reads every operation with its method, url and request schemas', () => {
@@ -18,9 +19,9 @@ describe('routes from the OpenAPI document', () => {
 
   it('inlines $refs and refuses dangling ones', () => {
     const doc = { components: { schemas: { A: { type: 'string' }, B: { type: 'array', items: { $ref: '#/components/schemas/A' } } } } };
-    expect(resolveRefs({ $ref: '#/components/schemas/B' }, doc)).toEqual({ type: 'array', items: { type: 'string' } });
-    expect(() => resolveRefs({ $ref: '#/components/schemas/C' }, doc)).toThrow(/dangling/);
-    expect(() => resolveRefs({ $ref: 'other.yaml#/x' }, doc)).toThrow(/unsupported/);
+    expect(inlineRefs({ $ref: '#/components/schemas/B' }, doc)).toEqual({ type: 'array', items: { type: 'string' } });
+    expect(() => inlineRefs({ $ref: '#/components/schemas/C' }, doc)).toThrow(/dangling/);
+    expect(() => inlineRefs({ $ref: 'other.yaml#/x' }, doc)).toThrow(/unsupported/);
   });
 
   it('refuses a handler set that does not match the operationIds', () => {

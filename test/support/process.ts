@@ -4,7 +4,7 @@
  * own pid, waited for with bounded polling.
  */
 import type { ChildProcess } from 'node:child_process';
-import { spawnChild } from '../../scripts/stack/child.js';
+import { spawnChild, type ChildOptions } from '../../scripts/stack/child.js';
 import { minimalEnv } from '../../scripts/stack/components.js';
 import { waitFor as waitForProbe, type Watched } from '../../scripts/stack/probes.js';
 export { freePort } from '../../scripts/free-port.js';
@@ -20,14 +20,8 @@ export interface ChildHandle extends ManagedProcess {
   readonly child: ChildProcess;
 }
 
-export interface StartOptions {
-  readonly name: string;
-  readonly command: string;
-  readonly args: readonly string[];
-  readonly env: Readonly<Record<string, string>>;
-  readonly logFile: string;
-  readonly cwd?: string;
-}
+/** A test's process: the stack's child options, outside any network namespace. */
+export type StartOptions = Omit<ChildOptions, 'netns'>;
 
 /** Starts a process whose stdout and stderr go to `logFile` (appended, so restarts keep history). */
 export function startProcess(options: StartOptions): ChildHandle {

@@ -4,6 +4,7 @@
  * handler and vice versa; every documented path answers other methods with 405 and `allow`.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods } from 'fastify';
+import { inlineRefs } from '../../../../openapi/refs.js';
 import { AdminHttpError } from './problems.js';
 
 type Json = Record<string, any>;
@@ -22,20 +23,8 @@ export interface DocumentedOperation {
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
 
-/** Inlines every local `$ref` so each schema stands alone for ajv. */
-function inline(node: unknown, document: Json, seen: readonly string[] = []): any {
-  if (Array.isArray(node)) return node.map((item) => inline(item, document, seen));
-  if (node === null || typeof node !== 'object') return node;
-  const ref = (node as Json).$ref;
-  if (typeof ref === 'string') {
-    if (!ref.startsWith('#/') || seen.includes(ref)) throw new Error(`unsupported or cyclic $ref ${ref}`);
-    const target = ref.slice(2).split('/').reduce<any>((at, key) => at?.[key], document);
-    if (target === undefined) throw new Error(`dangling $ref ${ref}`);
-    return inline(target, document, [...seen, ref]);
-  }
-  // `examples` is an annotation ajv's draft-07 mode does not know.
-  return Object.fromEntries(Object.entries(node).filter(([k]) => k !== 'examples').map(([k, v]) => [k, inline(v, document, seen)]));
-}
+// `examples` is an annotation ajv's draft-07 mode does not know.
+const inline = (node: unknown, document: Json): any => inlineRefs(node, document, ['examples']);
 
 function parameterSchema(parameters: Json[], where: string): Json | undefined {
   const found = parameters.filter((p) => p.in === where);
