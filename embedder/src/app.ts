@@ -17,6 +17,7 @@ import { metricsHandler } from './handlers/metrics.js';
 import type { EmbedderMetrics } from './metrics.js';
 import { JSON_MEDIA_TYPE, registerMethodNotAllowed, registerOperations } from './openapi-routes.js';
 import { CountsOnlyLogController, outcomeOf, safeSerializers } from './request-log.js';
+import { REQUEST_ID_RULE } from './settlement.js';
 
 export interface AppDeps {
   readonly config: Pick<EmbedderConfig, 'logLevel' | 'retryAfterSeconds'>;
@@ -34,12 +35,10 @@ export interface AppDeps {
 }
 
 /** The longest client request id echoed back (the document's RequestId maxLength). */
-const MAX_REQUEST_ID_LENGTH = 200;
-
-/** Echoes a usable client `x-request-id`, else makes a UUID. */
+/** Echoes a client `x-request-id` that meets the gateway's rule, else makes a UUID: a bad id is never echoed. */
 export function requestIdFor(req: IncomingMessage): string {
   const sent = req.headers['x-request-id'];
-  return typeof sent === 'string' && sent.length > 0 && sent.length <= MAX_REQUEST_ID_LENGTH ? sent : randomUUID();
+  return typeof sent === 'string' && REQUEST_ID_RULE.test(sent) ? sent : randomUUID();
 }
 
 /** Builds the app; call `.listen()` (main.ts) or `.inject()` (tests). */

@@ -25,8 +25,8 @@ export function admissionIdOf(headers: IncomingHttpHeaders): string {
   return typeof uid === 'string' && UID.test(uid) ? uid : randomUUID();
 }
 
-/** The request-id rule of the gateway; another id is replaced in the usage record. */
-const REQUEST_ID = /^[A-Za-z0-9._:/+=@-]{1,200}$/;
+/** The gateway's request-id rule (envoy.yaml.tmpl's Lua filter, the OpenAPI document): 1 to 200 of A-Z a-z 0-9 . _ : / + = @ -. */
+export const REQUEST_ID_RULE = /^[A-Za-z0-9._:/+=@-]{1,200}$/;
 
 /** The organization and key authz identified, or null when the request did not pass authz. */
 export function identityOf(headers: IncomingHttpHeaders): { org: string; keyId: string } | null {
@@ -52,7 +52,7 @@ export class Settlement {
     model: string,
     private readonly retryAfterSeconds: number,
   ) {
-    const requestId = REQUEST_ID.test(ids.requestId) ? ids.requestId : randomUUID();
+    const requestId = REQUEST_ID_RULE.test(ids.requestId) ? ids.requestId : randomUUID();
     this.ticket = { admissionId: ids.admissionId, org: identity.org, keyId: identity.keyId, model, requestId, tokens: 0 };
   }
 

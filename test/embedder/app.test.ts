@@ -282,6 +282,8 @@ describe('paths, methods, headers', () => {
       const res = await post({ model: TEST_MODEL_ID, input: 'x' }, { 'x-request-id': id });
       expectProblem(res, 'invalid_body', /^x-request-id: must /);
       expect(res.json().error.param).toBe('x-request-id');
+      // Never echoed: the answer carries a fresh id, as the gateway's own refusal does.
+      expect(res.headers['x-request-id']).toMatch(UUID);
     }
   });
 
