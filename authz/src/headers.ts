@@ -1,6 +1,7 @@
 /**
- * Header names shared with Envoy and the embedder (the agreed interfaces). Envoy strips any
- * client-sent `x-gateway-*` header before ext_authz, so only authz can set the identity ones.
+ * Header names shared by Envoy, authz and the embedder (the agreed interfaces; the embedder
+ * imports them from here). Envoy strips any client-sent `x-gateway-*` header before ext_authz,
+ * and authz removes any it does not set, so only the gateway sets them.
  */
 
 /** The prefix of every header only authz may set; client-sent ones are removed. */
@@ -16,5 +17,8 @@ export const IDENTITY_HEADERS = {
   model: 'x-gateway-model',
 } as const;
 
-/** Set by the embedder on 200s (= usage.total_tokens); Envoy logs it to authz's ALS. */
-export const USAGE_TOKENS_HEADER = 'x-usage-total-tokens';
+/**
+ * Envoy's id for one client request, the same on each retry of it to another replica (the
+ * embeddings route adds it): the embedder's admission id, so a retried request is recorded once.
+ */
+export const REQUEST_UID_HEADER = 'x-gateway-request-uid';

@@ -7,16 +7,9 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Admission, AdmissionTicket, AdmitOutcome } from './admission-client.js';
+import { IDENTITY_HEADERS, REQUEST_UID_HEADER } from '../../authz/src/headers.js';
 import { ProblemError } from './errors.js';
 
-/** Headers only the gateway sets (Envoy strips client-sent ones before authz runs). */
-export const IDENTITY_HEADERS = { org: 'x-gateway-org-id', key: 'x-gateway-key-id' } as const;
-
-/**
- * Envoy's id for one client request, the same on each of its retries to another replica: the
- * admission id, so a retried request's usage is recorded once.
- */
-export const REQUEST_UID_HEADER = 'x-gateway-request-uid';
 const UID = /^[0-9a-f-]{36}$/;
 
 /** The admission id for a request: the gateway's request uid, or a fresh one off the gateway. */

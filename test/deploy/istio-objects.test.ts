@@ -9,7 +9,6 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { IDENTITY_HEADERS, USAGE_TOKENS_HEADER } from '../../authz/src/headers.js';
 import { repoRoot } from '../support/stack.js';
 import { ENVIRONMENTS, find, kustomize, parseObjects, renderOverlay, type K8sObject } from './kustomize.js';
 

@@ -6,7 +6,8 @@ import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
 import { JSON_CONTENT_TYPE } from '../../../openapi/problems.js';
 import type { components } from '../../../openapi/generated/schema.js';
-import type { EmbeddingEngine, EmbedOutcome } from '../engine.js';
+import { IDENTITY_HEADERS } from '../../../authz/src/headers.js';
+import type { EmbeddingEngine, EmbedOutcome, EmbedRequest } from '../engine.js';
 import { ProblemError } from '../errors.js';
 import { API_DIMENSIONS } from '../model/manifest.js';
 import { noteOutcome } from '../request-log.js';
@@ -20,9 +21,6 @@ type EmbeddingRequest = components['schemas']['EmbeddingRequest'];
 
 const NOT_ENABLED = 'The organization has no access to the requested model, or it does not exist.';
 
-/** The header through which authz grants the served model to this request's organization. */
-export const MODEL_GRANT_HEADER = 'x-gateway-model';
-
 /**
  * Checks what the schema cannot (served and granted model, dimensions, truncation value), in
  * the spec's order. `grantedModel` is authz's grant for this very request (absent when the
@@ -35,7 +33,7 @@ export function checkRequest(
   grantedModel: string | undefined,
 ): TruncationPolicy {
   const truncation = truncationPolicy(body.truncate_prompt_tokens, engine.maxTokens);
-  if (!truncation.ok && truncation.code === 'invalid_body') throw new ProblemError('invalid_body', truncation.detail);
+  if (!truncation.ok) throw new ProblemError(truncation.code, truncation.detail);
   if (body.model !== engine.modelId || grantedModel !== body.model) {
     // The detail never repeats the requested model: it is client text.
     throw new ProblemError('model_not_enabled', NOT_ENABLED);
@@ -46,7 +44,6 @@ export function checkRequest(
       `dimensions is not supported: this model always returns ${API_DIMENSIONS}-dimensional vectors.`,
     );
   }
-  if (!truncation.ok) throw new ProblemError('invalid_request', truncation.detail);
   return truncation.policy;
 }
 
@@ -61,6 +58,24 @@ function refusal(outcome: Exclude<EmbedOutcome, { kind: 'embedded' | 'cancelled'
 }
 
 /**
+ * Runs the engine with the settlement's admission (after tokenizing, before any model work) and
+ * refunds the charged tokens whenever the outcome is not an embedding.
+ */
+async function embedSettled(
+  engine: EmbeddingEngine, settlement: Settlement, request: Omit<EmbedRequest, 'admit'>, onRefundError: (error: unknown) => void,
+): Promise<EmbedOutcome> {
+  let outcome: EmbedOutcome;
+  try {
+    outcome = await engine.embed({ ...request, admit: (tokens) => settlement.admit(tokens) });
+  } catch (error) {
+    settlement.refund(onRefundError);
+    throw error;
+  }
+  if (outcome.kind !== 'embedded') settlement.refund(onRefundError);
+  return outcome;
+}
+
+/**
  * Builds the handler for `engine`: validate, tokenize, admit the tokens with authz, embed,
  * record the usage, answer. Every path that charged tokens and will not answer 200 refunds them.
  */
@@ -72,7 +87,7 @@ export function createEmbeddingsHandler(
 ): RouteHandlerMethod {
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const body = request.body as EmbeddingRequest;
-    const grant = request.headers[MODEL_GRANT_HEADER];
+    const grant = request.headers[IDENTITY_HEADERS.model];
     const policy = checkRequest(body, engine, typeof grant === 'string' ? grant : undefined);
     const identity = identityOf(request.headers);
     if (!identity) throw new ProblemError('model_not_enabled', NOT_ENABLED);
@@ -87,15 +102,8 @@ export function createEmbeddingsHandler(
       if (!reply.raw.writableFinished) gone.abort();
     });
     const refundFailed = (error: unknown) => request.log.warn({ event: 'refund_failed', reason: (error as Error).message }, 'token refund failed');
-    let outcome: EmbedOutcome;
-    try {
-      outcome = await engine.embed({ tenant: identity.org, inputs, inputType: body.input_type, policy, signal: gone.signal, admit: (tokens) => settlement.admit(tokens) });
-    } catch (error) {
-      settlement.refund(refundFailed);
-      throw error;
-    }
+    const outcome = await embedSettled(engine, settlement, { tenant: identity.org, inputs, inputType: body.input_type, policy, signal: gone.signal }, refundFailed);
     if (outcome.kind === 'refused') throw settlement.refusal!;
-    if (outcome.kind !== 'embedded') settlement.refund(refundFailed);
     if (outcome.kind === 'cancelled') {
       request.log.info('client went away; its queued inputs were dropped');
       reply.hijack();
