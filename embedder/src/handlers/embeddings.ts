@@ -120,7 +120,10 @@ export function createEmbeddingsHandler(
       model: engine.modelId,
       usage: { prompt_tokens: outcome.promptTokens, total_tokens: outcome.promptTokens },
     };
-    const json = await renderEmbeddingResponse(head, outcome.vectors, body.encoding_format ?? 'float');
+    const json = await renderEmbeddingResponse(head, outcome.vectors, body.encoding_format ?? 'float').catch((error: unknown) => {
+      settlement.refund(refundFailed);
+      throw error;
+    });
     // Durable before the response leaves: no 200 without its usage record.
     await settlement.record();
     return reply.type(JSON_CONTENT_TYPE).headers(settlement.headers).headers(timingHeaders(outcome.timing))
