@@ -15,6 +15,21 @@ REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 KEY_HASH_SECRET_FILE="${KEY_HASH_SECRET_FILE:-$LOCAL/key-hash-secret}"
 
 say() { echo "stack: $*" >&2; }
+
+# install_pins VENV PIN...: creates the venv if missing and, when any pin's version differs from
+# what is installed, installs them all together (so their requirements are resolved as one).
+install_pins() {
+  local venv="$1" pin name version; shift
+  [[ -x "$venv/bin/python" ]] || python3 -m venv "$venv"
+  for pin in "$@"; do
+    name="${pin%%==*}" version="${pin##*==}"
+    if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('$name') != '$version')" 2>/dev/null; then
+      say "installing $* into $venv"
+      "$venv/bin/python" -m pip install --quiet --disable-pip-version-check "$@"
+      return
+    fi
+  done
+}
 # `timeout` where coreutils has it (not on stock macOS, where local probes return at once anyway).
 with_timeout() { local s="$1"; shift; if command -v timeout >/dev/null 2>&1; then timeout "$s" "$@"; else "$@"; fi; }
 die() { echo "stack: $*" >&2; exit 1; }

@@ -7,14 +7,4 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-PINS=("litellm==1.106.2" "openai==2.54.0")
-VENV="$ROOT/.venv-litellm"
-if [[ ! -x "$VENV/bin/python" ]]; then python3 -m venv "$VENV"; fi
-for pin in "${PINS[@]}"; do
-  name="${pin%%==*}" version="${pin##*==}"
-  if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('$name') != '$version')" 2>/dev/null; then
-    say "installing ${PINS[*]} into $VENV"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PINS[@]}"
-    break
-  fi
-done
+install_pins "$ROOT/.venv-litellm" "litellm==1.106.2" "openai==2.54.0"

@@ -5,13 +5,4 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-PINS=("openai==3.54.0" "schemathesis==4.32.5")
-VENV="$ROOT/.venv"
-if [[ ! -x "$VENV/bin/python" ]]; then python3 -m venv "$VENV"; fi
-for pin in "${PINS[@]}"; do
-  name="${pin%%==*}" version="${pin##*==}"
-  if ! "$VENV/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('$name') != '$version')" 2>/dev/null; then
-    say "installing $pin into $VENV"
-    "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "$pin"
-  fi
-done
+install_pins "$ROOT/.venv" "openai==3.54.0" "schemathesis==4.32.5"
