@@ -5,8 +5,8 @@
  * render as comments and the bootstrap has no tracer at all.
  *
  * Both are single-line YAML flow mappings, so they fit the template at any indentation.
- * Span tags hold no request text: Envoy never parses the body, and the custom tags below are
- * the route name and the TLS version only.
+ * Span tags hold no request text: Envoy never parses the body, the custom tags below are the
+ * route name and the TLS version, and they overwrite Envoy's URL and user-agent tags.
  */
 
 /** Where Envoy sends OTLP/HTTP (protobuf) spans: an IPv4 address or a DNS name, and a port. */
@@ -46,6 +46,10 @@ export function hcmTracing(endpoint: OtlpEndpoint | undefined): string {
     custom_tags: [
       { tag: 'route', value: '%ROUTE_NAME%' },
       { tag: 'tls.version', value: '%DOWNSTREAM_TLS_VERSION%' },
+      // Envoy's own tags copy the URL (query string included) and the user agent: a client can
+      // put any text there, so they are overwritten; the route name says what was called.
+      { tag: 'http.url', literal: { value: 'redacted' } },
+      { tag: 'user_agent', literal: { value: 'redacted' } },
     ],
   };
   return `tracing: ${JSON.stringify(tracing)}`;

@@ -127,6 +127,12 @@ describe('canary: request text reaches no span and no log', () => {
       [413, (h) => embed(JSON.stringify({ model, input: `${CANARY} `.repeat(30_000) }), h)],
       [404, (h) => stack.request({ method: 'POST', path: '/v1/completions', headers: { ...h, authorization: `Bearer ${key.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, input: CANARY }) })],
       [405, (h) => stack.request({ method: 'PUT', path: '/v1/embeddings', headers: { ...h, authorization: `Bearer ${key.key}`, 'content-type': 'application/json' }, body: JSON.stringify({ model, input: CANARY }) })],
+      // Text a client puts in the path, the query string or the user agent.
+      [404, (h) => stack.request({ method: 'GET', path: `/v1/${CANARY.replace(/ /g, '-')}?note=${encodeURIComponent(CANARY)}`, headers: { ...h, 'user-agent': CANARY } })],
+      [200, (h) => stack.request({
+        method: 'POST', path: `/v1/embeddings?note=${encodeURIComponent(CANARY)}`, body: JSON.stringify({ model, input: 'x' }),
+        headers: { ...h, authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'user-agent': CANARY },
+      })],
       [200, (h) => embed(JSON.stringify({ model, input: CANARY }), { ...h, authorization: `Bearer ${limited.key}` })],
       [429, (h) => embed(JSON.stringify({ model, input: CANARY }), { ...h, authorization: `Bearer ${limited.key}` })],
     ];
