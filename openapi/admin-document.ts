@@ -9,7 +9,7 @@ import { parse } from 'yaml';
 import type { components } from './generated/admin-schema.js';
 import { catalogue as publicCatalogue } from './problems.js';
 
-export const adminDocumentPath = fileURLToPath(new URL('./admin.yaml', import.meta.url));
+const adminDocumentPath = fileURLToPath(new URL('./admin.yaml', import.meta.url));
 
 /** The parsed admin document, frozen. */
 export const adminDocument: Readonly<Record<string, any>> = Object.freeze(parse(readFileSync(adminDocumentPath, 'utf8')));
@@ -40,7 +40,13 @@ export function adminProblem(code: AdminProblemCode, detail?: string): AdminProb
   const entry = adminCatalogue.get(code);
   if (!entry) throw new Error(`problem code not in the admin catalogue: ${code}`);
   const type = entry.status >= 500 ? 'server_error' : 'invalid_request_error';
-  const body: AdminProblem = { type: 'about:blank', status: entry.status, title: entry.title, code, error: { message: detail ?? entry.title, type, param: null, code } };
+  const body: AdminProblem = {
+    type: 'about:blank',
+    status: entry.status,
+    title: entry.title,
+    code,
+    error: { message: detail ?? entry.title, type, param: null, code },
+  };
   if (detail !== undefined) body.detail = detail;
   return body;
 }

@@ -6,9 +6,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parse } from 'yaml';
 
-export const documentPath = fileURLToPath(new URL('./openapi.yaml', import.meta.url));
+const documentPath = fileURLToPath(new URL('./openapi.yaml', import.meta.url));
 
 /** The parsed document; frozen so no consumer can mutate the shared contract. */
-export const openapiDocument: Readonly<Record<string, any>> = Object.freeze(
-  parse(readFileSync(documentPath, 'utf8')),
-);
+export const openapiDocument: Readonly<Record<string, any>> = Object.freeze(parse(readFileSync(documentPath, 'utf8')));

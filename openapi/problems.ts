@@ -9,7 +9,7 @@ import { openapiDocument } from './document.js';
 
 export type ProblemCode = components['schemas']['ProblemCode'];
 export type Problem = components['schemas']['Problem'];
-export type ErrorType = Problem['error']['type'];
+type ErrorType = Problem['error']['type'];
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 export const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
@@ -32,7 +32,7 @@ export const catalogue: ReadonlyMap<ProblemCode, CatalogueEntry> = new Map(
  * `invalid_request_error` into BadRequestError whatever the status, so 401, 403 and 404 must
  * carry their own types (values OpenAI's API uses). Statuses not listed are 5xx: `server_error`.
  */
-export const ERROR_TYPE_BY_STATUS: Readonly<Record<number, ErrorType>> = Object.freeze({
+const ERROR_TYPE_BY_STATUS: Readonly<Record<number, ErrorType>> = Object.freeze({
   400: 'invalid_request_error',
   401: 'authentication_error',
   403: 'permission_error',
@@ -43,7 +43,7 @@ export const ERROR_TYPE_BY_STATUS: Readonly<Record<number, ErrorType>> = Object.
 });
 
 /** `error.type` for a status: the table above, `server_error` for the rest. */
-export function errorType(status: number): ErrorType {
+function errorType(status: number): ErrorType {
   return ERROR_TYPE_BY_STATUS[status] ?? 'server_error';
 }
 
@@ -55,7 +55,7 @@ const FIELD_PREFIX = /^([A-Za-z_][\w-]*(?:\[\d+\]|\.[A-Za-z_][\w-]*)*): /;
  * catalogue's one convention), so `error.param` is read from it rather than passed beside it:
  * the two cannot disagree, and every producer (ajv messages, body parser, Envoy) gets it.
  */
-export function problemParam(code: ProblemCode, detail: string | undefined): string | null {
+function problemParam(code: ProblemCode, detail: string | undefined): string | null {
   if (code !== 'invalid_body' || detail === undefined) return null;
   return FIELD_PREFIX.exec(detail)?.[1] ?? null;
 }
@@ -77,4 +77,20 @@ export function problem(code: ProblemCode, detail?: string): Problem {
   const body: Problem = { type: 'about:blank', status: entry.status, title: entry.title, code, error };
   if (detail !== undefined) body.detail = detail;
   return body;
+}
+
+/**
+ * A refusal raised on purpose: a catalogue code, a detail (never request text), optional
+ * headers such as `retry-after`. It lives beside the catalogue, not in a service's HTTP layer,
+ * so any layer may refuse with a code while only the edge renders the body.
+ */
+export class ProblemError<Code extends string = ProblemCode> extends Error {
+  constructor(
+    readonly code: Code,
+    readonly detail?: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(detail ?? code);
+    this.name = 'ProblemError';
+  }
 }

@@ -12,7 +12,10 @@ export function inlineRefs(node: unknown, document: Json, drop: readonly string[
   const ref = (node as Json).$ref;
   if (typeof ref === 'string') {
     if (!ref.startsWith('#/') || seen.includes(ref)) throw new Error(`unsupported or cyclic $ref ${ref}`);
-    const target = ref.slice(2).split('/').reduce<any>((at, key) => at?.[key], document);
+    const target = ref
+      .slice(2)
+      .split('/')
+      .reduce<any>((at, key) => at?.[key], document);
     if (target === undefined) throw new Error(`dangling $ref ${ref}`);
     return inlineRefs(target, document, drop, [...seen, ref]);
   }

@@ -14,14 +14,145 @@ export interface paths {
         /** Who is signed in, and the session's CSRF token. */
         get: operations["getSession"];
         put?: never;
-        /**
-         * Signs in with the admin token; sets the session cookie.
-         * @description The token comes in the body (typed into the console), or, behind an SSO proxy, in the
-         *     `Authorization: Bearer` header the proxy adds; the body then has no `token`.
-         */
+        /** Signs in with an administrator token; sets the session cookie. */
         post: operations["createSession"];
         /** Signs out. */
         delete: operations["deleteSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/sign-in-options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** How one may sign in here (whether single sign-on is configured). */
+        get: operations["signInOptions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oidc/start": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Redirects to the OpenID Connect provider (authorization code flow with PKCE). */
+        get: operations["startOidc"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/oidc/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Where the provider redirects back; signs in and redirects to the console.
+         * @description Redirects to `/` with the session cookie, or to `/?sign_in_error=<reason>` when the
+         *     provider's answer is refused or its verified e-mail is not an enabled administrator's name
+         *     (audited as `session.fail`).
+         */
+        get: operations["finishOidc"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admins": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every administrator with their tokens' ids and last use. */
+        get: operations["listAdmins"];
+        put?: never;
+        /** Adds an administrator (they sign in through single sign-on, or with a token created next). */
+        post: operations["createAdmin"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admins/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: components["parameters"]["AdminName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Changes a role, or disables (signs out at the next request) or enables an administrator.
+         * @description The last enabled owner can be neither demoted nor disabled (409).
+         */
+        patch: operations["updateAdmin"];
+        trace?: never;
+    };
+    "/api/admins/{name}/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: components["parameters"]["AdminName"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Creates a token for the administrator; the token is returned once. */
+        post: operations["createAdminToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/admins/{name}/tokens/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: components["parameters"]["AdminName"];
+                id: string;
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revokes one of the administrator's tokens (refused from the next request). */
+        delete: operations["revokeAdminToken"];
         options?: never;
         head?: never;
         patch?: never;
@@ -58,11 +189,57 @@ export interface paths {
         get: operations["getOrg"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Deletes a disabled organization and its keys; its usage records and audit trail stay. */
+        delete: operations["deleteOrg"];
         options?: never;
         head?: never;
         /** Renames, enables or disables models and endpoints, sets or clears limit overrides. */
         patch: operations["updateOrg"];
+        trace?: never;
+    };
+    "/api/budgets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every organization with a monthly token budget and where it stands this UTC month, most used first. */
+        get: operations["listBudgets"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{org}/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                org: components["parameters"]["Org"];
+            };
+            cookie?: never;
+        };
+        /** The organization's monthly token budget and where it stands, or null. */
+        get: operations["getBudget"];
+        /**
+         * Sets the monthly token budget (null removes it), its alert thresholds and the hard stop.
+         * @description Tokens are counted per UTC calendar month from the organization's daily usage counters.
+         *     Crossing an alert threshold shows a banner in the console and counts toward the admin
+         *     listener's `ctg_budget_organizations{state="alerting"}` (alert `OrgTokenBudgetAlert`).
+         *     With `hardStop`, once the month's tokens reach the budget the gateway answers
+         *     `429 rate_limit_exceeded` with a detail naming the budget and `retry-after` until the month
+         *     ends (authz reads budgets at most every 5 s, so a few requests may pass after the line).
+         */
+        put: operations["setBudget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/orgs/{org}/keys": {
@@ -94,8 +271,63 @@ export interface paths {
             };
             cookie?: never;
         };
-        /** Requests and tokens per UTC day, for the organization and for each of its keys. */
+        /** Requests and tokens per UTC day for the organization, per model, and for its top keys by tokens (the rest as "others"). */
         get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{org}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                org: components["parameters"]["Org"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Disables the organization; every key is refused (403 endpoint_not_enabled) until it is enabled. Keys, usage and audit stay. */
+        post: operations["disableOrg"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/orgs/{org}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                org: components["parameters"]["Org"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enables a disabled organization with the endpoints it had. */
+        post: operations["enableOrg"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every organization's requests and tokens over a range (UTC days), and the gateway's per day. */
+        get: operations["getUsageAcrossOrgs"];
         put?: never;
         post?: never;
         delete?: never;
@@ -173,7 +405,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every recorded request (identifiers and counts) as CSV or JSON lines; audited. */
+        /** Every recorded request (identifiers and counts) as CSV or JSON lines; audited. The file is named after what it holds (`usage-<org|all>-<since>-to-<until>.<format>`). */
         get: operations["exportUsage"];
         put?: never;
         post?: never;
@@ -190,8 +422,25 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The most recent audit records, newest first, and the chain head. */
+        /** Audit records matching the filters, newest first, a page at a time, and the chain head. */
         get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every matching audit record, oldest first, as CSV or JSON lines (with its hashes, to verify elsewhere); audited. */
+        get: operations["exportAudit"];
         put?: never;
         post?: never;
         delete?: never;
@@ -207,7 +456,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Recomputes the whole hash chain; `ok` is false at the first changed or missing record. */
+        /**
+         * Recomputes the keyed chain and checks it against the signed checkpoints outside Redis.
+         * @description `ok` is false at the first changed, missing, re-hashed or unkeyed record, when the chain
+         *     ends before its stored head or before its latest checkpoint (cut short or rolled back), when
+         *     a record differs from its checkpoint, or when a checkpoint line is not signed.
+         */
         get: operations["verifyAudit"];
         put?: never;
         post?: never;
@@ -221,6 +475,47 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description An administrator's name; for single sign-on, their e-mail address (lower case). */
+        AdminName: string;
+        /** @enum {string} */
+        Role: "viewer" | "operator" | "owner";
+        Admin: {
+            name: components["schemas"]["AdminName"];
+            role: components["schemas"]["Role"];
+            disabled: boolean;
+            /** Format: date-time */
+            createdAt: string;
+            /** @description The actor who created them. */
+            createdBy: string;
+            tokens: {
+                id: string;
+                /** Format: date-time */
+                createdAt: string;
+                /**
+                 * Format: date-time
+                 * @description Last authentication with it (to the minute).
+                 */
+                lastUsedAt: string | null;
+            }[];
+        };
+        BudgetStatus: {
+            org: components["schemas"]["OrgId"];
+            name: string;
+            monthlyTokens: number;
+            hardStop: boolean;
+            alertPercents: number[];
+            /** @description Tokens used this UTC month. */
+            usedTokens: number;
+            percent: number;
+            /** @description The highest alert threshold crossed. */
+            alertPercent: number | null;
+            exhausted: boolean;
+            /**
+             * Format: date-time
+             * @description The start of the next UTC month.
+             */
+            resetsAt: string;
+        };
         OrgId: string;
         /** @description The 12 letters after the key prefix; the key's public identifier. */
         KeyId: string;
@@ -259,6 +554,8 @@ export interface components {
             tpmIsDefault: boolean;
             /** Format: date-time */
             createdAt: string;
+            /** @description Disabled: every key is refused; `POST …/enable` restores its endpoints. */
+            disabled: boolean;
         };
         KeyChanges: {
             name?: components["schemas"]["DisplayName"];
@@ -289,15 +586,44 @@ export interface components {
         };
         UsageSeries: {
             org: components["schemas"]["OrgId"];
+            /**
+             * Format: date
+             * @description First UTC day.
+             */
+            since: string;
+            /**
+             * Format: date
+             * @description Last UTC day.
+             */
+            until: string;
             days: components["schemas"]["DayPoint"][];
+            /** @description The top keys by tokens over the range, most first. */
             keys: {
                 keyId: string;
+                name: string;
+                days: components["schemas"]["DayPoint"][];
+            }[];
+            /** @description Every other key that was used, summed; null when none. */
+            others: null | {
+                /** @description How many keys are summed here. */
+                keys: number;
+                days: components["schemas"]["DayPoint"][];
+            };
+            models: {
+                model: string;
                 days: components["schemas"]["DayPoint"][];
             }[];
         };
         Session: {
-            /** @description How the audit trail names you: `token:<name>` or `sso:<user>`. */
+            /** @description How the audit trail names you: `admin:<name>`. */
             actor: string;
+            admin: components["schemas"]["AdminName"];
+            role: components["schemas"]["Role"];
+            /**
+             * @description How this session was signed in.
+             * @enum {string}
+             */
+            via: "token" | "oidc";
             /** @description Send in `x-csrf-token` on state-changing requests. */
             csrfToken: string;
             /** @description The served model. */
@@ -322,12 +648,12 @@ export interface components {
              * @example key:ABCDEFGHIJKL
              */
             target: string;
-            /** @description The client address */
+            /** @description The client address (trusted proxies resolved), or `cli@<host>`. */
             from: string;
             /** @description Settings the action changed; identifiers and numbers only. */
             detail: Record<string, never>;
             prevHash: string;
-            /** @description SHA-256 over the canonical record including prevHash. */
+            /** @description HMAC-SHA-256, keyed by the audit secret (never in Redis), over the canonical record including prevHash. */
             hash: string;
         };
         ChainHead: {
@@ -339,7 +665,9 @@ export interface components {
             /** @description Records checked. */
             records: number;
             head: components["schemas"]["ChainHead"];
-            /** @description The first record that does not follow (when not ok). */
+            /** @description Signed checkpoints of this trail found in `AUDIT_ANCHOR_FILE`. */
+            checkpoints?: number;
+            /** @description The first record that does not follow, is not keyed with the audit secret, or differs from its checkpoint (when not ok). */
             brokenAt?: number;
             reason?: string;
         };
@@ -359,7 +687,7 @@ export interface components {
             };
         };
         /** @enum {string} */
-        AdminProblemCode: "invalid_body" | "admin_unauthorized" | "csrf_rejected" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "internal_error" | "store_unavailable";
+        AdminProblemCode: "invalid_body" | "admin_unauthorized" | "csrf_rejected" | "admin_forbidden" | "too_many_sign_in_attempts" | "identity_provider_unavailable" | "not_found" | "method_not_allowed" | "conflict" | "payload_too_large" | "internal_error" | "store_unavailable";
     };
     responses: {
         /** @description `invalid_body`: `detail` names the field and the rule. */
@@ -380,9 +708,19 @@ export interface components {
                 "application/problem+json": components["schemas"]["AdminProblem"];
             };
         };
-        /** @description `csrf_rejected`: missing or wrong `x-csrf-token`, or a request from another origin. */
+        /** @description `csrf_rejected`: missing or wrong `x-csrf-token`, or a request from another origin; `admin_forbidden`: your role does not include this operation. */
         Forbidden: {
             headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["AdminProblem"];
+            };
+        };
+        /** @description `too_many_sign_in_attempts`: too many refused tokens from this address; retry after `retry-after` seconds. */
+        TooManyAttempts: {
+            headers: {
+                "retry-after"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -419,6 +757,7 @@ export interface components {
         };
     };
     parameters: {
+        AdminName: components["schemas"]["AdminName"];
         Org: components["schemas"]["OrgId"];
         KeyId: components["schemas"]["KeyId"];
         /** @description The session's CSRF token; required when the request is authenticated by the session cookie. */
@@ -461,9 +800,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    token?: string;
-                    /** @description Who is signing in, recorded in the audit trail as `token:<name>`. */
-                    name?: string;
+                    token: string;
                 };
             };
         };
@@ -480,6 +817,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            429: components["responses"]["TooManyAttempts"];
         };
     };
     deleteSession: {
@@ -503,6 +841,231 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+        };
+    };
+    signInOptions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The options. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description True when `GET /api/oidc/start` signs in through the OpenID Connect provider. */
+                        oidc: boolean;
+                    };
+                };
+            };
+        };
+    };
+    startOidc: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the provider; `set-cookie` carries the pending sign-in (10 minutes, used once). */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    finishOidc: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the console. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyAttempts"];
+        };
+    };
+    listAdmins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Administrators by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        admins: components["schemas"]["Admin"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+        };
+    };
+    createAdmin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token; required when the request is authenticated by the session cookie. */
+                "x-csrf-token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: components["schemas"]["AdminName"];
+                    role: components["schemas"]["Role"];
+                };
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Admin"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    updateAdmin: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token; required when the request is authenticated by the session cookie. */
+                "x-csrf-token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                name: components["parameters"]["AdminName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    role?: components["schemas"]["Role"];
+                    disabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Admin"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    createAdminToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token; required when the request is authenticated by the session cookie. */
+                "x-csrf-token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                name: components["parameters"]["AdminName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        admin: components["schemas"]["AdminName"];
+                        /** @description The token's public id (listed */
+                        id: string;
+                        /** @description `ctga_<id>_<secret>`; shown once, stored only as an HMAC. */
+                        token: string;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    revokeAdminToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token; required when the request is authenticated by the session cookie. */
+                "x-csrf-token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                name: components["parameters"]["AdminName"];
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        admin: string;
+                        id: string;
+                        revoked: boolean;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
         };
     };
     listOrgs: {
@@ -588,6 +1151,40 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    deleteOrg: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token; required when the request is authenticated by the session cookie. */
+                "x-csrf-token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                org: components["parameters"]["Org"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: components["schemas"]["OrgId"];
+                        deleted: boolean;
+                        /** @description Keys deleted with it. */
+                        keys: number;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
     updateOrg: {
         parameters: {
             query?: never;
@@ -622,6 +1219,99 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    listBudgets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Budgets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        budgets: components["schemas"]["BudgetStatus"][];
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                org: components["parameters"]["Org"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget (null when none). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        org: components["schemas"]["OrgId"];
+                        budget: components["schemas"]["BudgetStatus"] | null;
+                    };
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+        };
+    };
+    setBudget: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token; required when the request is authenticated by the session cookie. */
+                "x-csrf-token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                org: components["parameters"]["Org"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    monthlyTokens: number | null;
+                    /** @default false */
+                    hardStop?: boolean;
+                    /** @description Percentages of the budget that raise an alert; default [80, 100]. */
+                    alertPercents?: number[];
+                };
+            };
+        };
+        responses: {
+            /** @description Set. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        org: components["schemas"]["OrgId"];
+                        budget: components["schemas"]["BudgetStatus"] | null;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+        };
+    };
     listKeys: {
         parameters: {
             query?: never;
@@ -641,7 +1331,13 @@ export interface operations {
                 content: {
                     "application/json": {
                         org: components["schemas"]["OrgId"];
-                        keys: components["schemas"]["Key"][];
+                        keys: (components["schemas"]["Key"] & {
+                            /**
+                             * Format: date-time
+                             * @description The key's newest recorded request among the last 100,000 of the gateway; null when older or never.
+                             */
+                            lastUsedAt: string | null;
+                        })[];
                     };
                 };
             };
@@ -687,8 +1383,14 @@ export interface operations {
     getUsage: {
         parameters: {
             query?: {
-                /** @description How many days back, today included. */
+                /** @description How many days back, today included (when neither since nor until is given). */
                 days?: number;
+                /** @description First UTC date of a custom range. */
+                since?: string;
+                /** @description Last UTC date of a custom range (default today; at most 366 days in all). */
+                until?: string;
+                /** @description How many keys to show by name; the rest are summed as `others`. */
+                top?: number;
             };
             header?: never;
             path: {
@@ -705,6 +1407,108 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageSeries"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    disableOrg: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token; required when the request is authenticated by the session cookie. */
+                "x-csrf-token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                org: components["parameters"]["Org"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disabled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Org"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    enableOrg: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The session's CSRF token; required when the request is authenticated by the session cookie. */
+                "x-csrf-token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                org: components["parameters"]["Org"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Enabled. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Org"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+        };
+    };
+    getUsageAcrossOrgs: {
+        parameters: {
+            query?: {
+                /** @description How many days back, today included (when neither since nor until is given). */
+                days?: number;
+                /** @description First UTC date of a custom range. */
+                since?: string;
+                /** @description Last UTC date of a custom range (default today; at most 366 days in all). */
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Totals. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** Format: date */
+                        since: string;
+                        /** Format: date */
+                        until: string;
+                        days: components["schemas"]["DayPoint"][];
+                        orgs: {
+                            org: components["schemas"]["OrgId"];
+                            name: string;
+                            disabled: boolean;
+                            requests: number;
+                            tokens: number;
+                        }[];
+                    };
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -848,6 +1652,16 @@ export interface operations {
         parameters: {
             query?: {
                 limit?: number;
+                /** @description Only records older than this seq (the previous page's `next`). */
+                before?: number;
+                /** @description Records whose actor contains this (case-insensitive). */
+                actor?: string;
+                /** @description Records whose action starts with this (`key.` for every key action). */
+                action?: string;
+                /** @description Records whose target contains this. */
+                target?: string;
+                since?: string;
+                until?: string;
             };
             header?: never;
             path?: never;
@@ -864,7 +1678,43 @@ export interface operations {
                     "application/json": {
                         records: components["schemas"]["AuditRecord"][];
                         head: components["schemas"]["ChainHead"];
+                        /** @description Pass as `before` for the next page; null at the end. */
+                        next: number | null;
                     };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    exportAudit: {
+        parameters: {
+            query: {
+                format: "csv" | "jsonl";
+                /** @description Records whose actor contains this (case-insensitive). */
+                actor?: string;
+                /** @description Records whose action starts with this (`key.` for every key action). */
+                action?: string;
+                /** @description Records whose target contains this. */
+                target?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The records; `content-disposition` names the file after what it holds (`audit-<whose>-<since>-to-<until>.<format>`). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/x-ndjson": string;
                 };
             };
             400: components["responses"]["BadRequest"];

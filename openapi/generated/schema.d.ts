@@ -52,7 +52,7 @@ export interface components {
             /** @description One string, or an array of 1 to 1,000 strings; none may be empty. Each is at most 512 tokens, counting the query instruction. */
             input: string | string[];
             /**
-             * @description `query` prepends the model's retrieval instruction; `document` is the same as omitting it.
+             * @description `query` prepends the model's retrieval instruction; `document` is the same as omitting it. Wins over the `x-input-type` header.
              * @enum {string}
              */
             input_type?: "query" | "document";
@@ -64,8 +64,8 @@ export interface components {
             encoding_format: "float" | "base64";
             /** @description `-1` truncates over-long inputs to their first 512 tokens; `k` from 2 to 512 keeps the first `k` tokens. Any other value is 400 `invalid_body` naming `truncate_prompt_tokens`. */
             truncate_prompt_tokens?: number | -1;
-            /** @description Unsupported; vectors always have 1024 dimensions. Setting it is 400 `invalid_request`. */
-            dimensions?: number;
+            /** @description Unsupported; vectors always have 1024 dimensions. Any integer (1024 included) is 400 `invalid_request`. `null` means not set, as in the OpenAI SDKs (LanceDB sends `dimensions: null` when its `dim` is unset), and is accepted. */
+            dimensions?: number | null;
             /** @description Accepted for compatibility; no effect on the result. */
             user?: string;
         };
@@ -236,6 +236,8 @@ export interface components {
     parameters: {
         /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
         RequestId: string;
+        /** @description `input_type` for clients that send only the body fields they know (LangChain.js, Vercel `ai`, Haystack, chromadb, LanceDB) but let a client carry default headers. Same values and meaning as the body field; the body field wins when both are sent. Any other value (or the header sent twice) is 400 `invalid_body` naming `x-input-type`. */
+        InputType: "query" | "document";
     };
     requestBodies: never;
     headers: {
@@ -263,6 +265,10 @@ export interface components {
         QueueTime: number;
         /** @description Milliseconds of model calls that held the inputs, summed (a call shared with other requests counts whole). A request split over several calls may also wait between them; that time is in neither this nor `x-queue-time`. */
         InferenceTime: number;
+        /** @description `sha256:` and 64 hex characters: a hash of the served model's weights (`model.onnx`), tokenizer (`tokenizer.json`) and manifest (`manifest.json`), computed once when the embedder starts. Vectors from responses with the same fingerprint are comparable; an index that stores it can tell when the model behind the same model id changed and re-embed. */
+        ModelFingerprint: string;
+        /** @description Present only when `truncate_prompt_tokens` shortened at least one input: the inputs that were cut, as `index:tokens` pairs (zero-based index, then the input's token count before the cut, query instruction included), comma-separated, in input order. At most 64 pairs; when more inputs were cut the list ends with `+N` (N more). `usage` counts the tokens actually embedded. */
+        TruncatedInputs: string;
         /** @description `Bearer` on every 401. */
         WwwAuthenticate: string;
     };
@@ -276,6 +282,8 @@ export interface operations {
             header?: {
                 /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
                 "x-request-id"?: components["parameters"]["RequestId"];
+                /** @description `input_type` for clients that send only the body fields they know (LangChain.js, Vercel `ai`, Haystack, chromadb, LanceDB) but let a client carry default headers. Same values and meaning as the body field; the body field wins when both are sent. Any other value (or the header sent twice) is 400 `invalid_body` naming `x-input-type`. */
+                "x-input-type"?: components["parameters"]["InputType"];
             };
             path?: never;
             cookie?: never;
@@ -300,6 +308,8 @@ export interface operations {
                     "x-tokenization-time": components["headers"]["TokenizationTime"];
                     "x-queue-time": components["headers"]["QueueTime"];
                     "x-inference-time": components["headers"]["InferenceTime"];
+                    "x-model-fingerprint": components["headers"]["ModelFingerprint"];
+                    "x-truncated-inputs": components["headers"]["TruncatedInputs"];
                     [name: string]: unknown;
                 };
                 content: {

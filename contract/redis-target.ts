@@ -1,0 +1,115 @@
+/**
+ * How a service reaches Redis: one URL, or the primary that Redis Sentinel names (ioredis asks
+ * the sentinels, and again after a failover). Shared by every service that talks to Redis, and
+ * read from the environment the same way by each (readRedisSettings).
+ *
+ * The URL carries the credentials and the transport in both cases: `redis://[user]:password@…`
+ * or `rediss://…` (TLS). With sentinels its host is unused, but its user, password, database
+ * and scheme still apply to the primary, and TLS (rediss://) to the sentinels too; the
+ * sentinels' own password, when they require one, is separate. An ACL user given apart
+ * (REDIS_USERNAME with REDIS_PASSWORD[_FILE]: the embedder's settlement user) wins over the URL's.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis, type RedisOptions } from 'ioredis';
+import type { EnvReader } from './env.js';
+import { readOptionalFile } from './secrets.js';
+
+/** The Redis every process uses when nothing else is set: the usual local one. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** Where Redis is, and how to authenticate to it. */
+export interface RedisTarget {
+  readonly url: string;
+  /** When non-empty, the primary of `sentinelName` as these sentinels report it. */
+  readonly sentinels?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+  readonly sentinelName?: string;
+  /** Sentinel's own `requirepass`, when set (the primary's password is in `url`). */
+  readonly sentinelPassword?: string;
+  /** PEM CA bundle to verify rediss:// servers with, instead of the system's CAs. */
+  readonly tlsCa?: string;
+  /** An ACL user given apart from the URL; with `password`, it replaces the URL's credentials. */
+  readonly username?: string;
+  readonly password?: string;
+}
+
+/** A target with the key prefix and the bound on every command: what a store opens. */
+export interface RedisSettings extends RedisTarget {
+  readonly prefix: string;
+  readonly timeoutMs: number;
+}
+
+/** Opens a connection to the target with the caller's options. */
+export function openRedis(target: RedisTarget, options: RedisOptions): Redis {
+  const tls = target.url.startsWith('rediss://') ? (target.tlsCa ? { ca: target.tlsCa } : {}) : undefined;
+  const user = target.password ? { username: target.username, password: target.password } : {};
+  if (!target.sentinels || target.sentinels.length === 0) return new Redis(target.url, { ...options, ...(tls ? { tls } : {}), ...user });
+  return new Redis({
+    ...options,
+    ...credentials(target.url),
+    ...user,
+    sentinels: target.sentinels.map((s) => ({ ...s })),
+    name: target.sentinelName ?? 'ctg',
+    role: 'master',
+    ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
+    ...(tls ? { tls, sentinelTLS: tls, enableTLSForSentinelMode: true } : {}),
+    // Subscribes to the sentinels' +switch-master, so a promotion is noticed at once.
+    failoverDetector: true,
+    sentinelRetryStrategy: (times) => Math.min(100 * times, 1000),
+    // A demoted primary answers writes with READONLY: drop that connection and ask the
+    // sentinels again. The failed command is not resent (it surfaces as unavailable: fail closed).
+    reconnectOnError: (error) => error.message.startsWith('READONLY'),
+  });
+}
+
+/** The user, password and database of a redis[s]:// URL (its host and port are the sentinels' business). */
+function credentials(url: string): Pick<RedisOptions, 'username' | 'password' | 'db'> {
+  const parsed = new URL(url);
+  const db = parsed.pathname.length > 1 ? Number(parsed.pathname.slice(1)) : undefined;
+  return {
+    ...(parsed.username ? { username: decodeURIComponent(parsed.username) } : {}),
+    ...(parsed.password ? { password: decodeURIComponent(parsed.password) } : {}),
+    ...(db !== undefined && Number.isInteger(db) ? { db } : {}),
+  };
+}
+
+// The folder holding contract/ (the repository, or an image's app directory): relative file
+// paths start here, as `make up` writes them.
+const appRoot = fileURLToPath(new URL('../', import.meta.url));
+
+/**
+ * The Redis settings, as every process reads them: REDIS_URL (default: the URL `make up` wrote
+ * for its own Redis, REDIS_URL_FILE or `.local/redis-url`; without that file, DEFAULT_REDIS_URL,
+ * where a pod finds nothing and fails closed), REDIS_SENTINELS / REDIS_SENTINEL_NAME / REDIS_SENTINEL_PASSWORD_FILE,
+ * REDIS_TLS_CA_FILE, REDIS_USERNAME with REDIS_PASSWORD or REDIS_PASSWORD_FILE,
+ * REDIS_KEY_PREFIX and REDIS_TIMEOUT_MS.
+ */
+export function readRedisSettings(read: EnvReader): RedisSettings {
+  const named = read.optional('REDIS_URL_FILE');
+  const path = resolve(appRoot, named ?? '.local/redis-url');
+  const fallback = existsSync(path) ? readFileSync(path, 'utf8').trim() : DEFAULT_REDIS_URL;
+  const sentinels = read.list('REDIS_SENTINELS').map((item) => {
+    const match = /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(item);
+    if (!match || Number(match[2]) > 65535) read.problem('REDIS_SENTINELS', 'be host:port[,host:port…]', item);
+    return { host: match?.[1] ?? '', port: Number(match?.[2] ?? 0) };
+  });
+  const username = read.optional('REDIS_USERNAME');
+  if (username !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(username))
+    read.problem('REDIS_USERNAME', 'be 1-64 of A-Z a-z 0-9 . _ -', username);
+  const password =
+    read.optional('REDIS_PASSWORD') ?? readOptionalFile(read, 'REDIS_PASSWORD_FILE', /^\S{1,512}$/, 'one line, no spaces', appRoot);
+  const sentinelPassword = readOptionalFile(read, 'REDIS_SENTINEL_PASSWORD_FILE', /^\S{1,512}$/, 'one line, no spaces', appRoot);
+  const tlsCa = readOptionalFile(read, 'REDIS_TLS_CA_FILE', /-----BEGIN CERTIFICATE-----/, 'a PEM certificate bundle', appRoot);
+  return {
+    url: read.matching('REDIS_URL', fallback, /^rediss?:\/\/\S+$/, 'a redis:// URL'),
+    sentinels,
+    sentinelName: read.matching('REDIS_SENTINEL_NAME', 'ctg', /^[A-Za-z0-9._-]{1,64}$/, '1-64 of A-Z a-z 0-9 . _ -'),
+    ...(sentinelPassword !== undefined ? { sentinelPassword } : {}),
+    ...(tlsCa !== undefined ? { tlsCa } : {}),
+    ...(username !== undefined ? { username } : {}),
+    ...(password !== undefined ? { password } : {}),
+    prefix: read.matching('REDIS_KEY_PREFIX', 'ctg:', /^[A-Za-z0-9:_.-]{1,64}$/, '1-64 of A-Z a-z 0-9 : _ . -'),
+    timeoutMs: read.integer('REDIS_TIMEOUT_MS', 500, 10, 60_000),
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * The services share a contract, never each other's files: every file under authz/ and
+ * embedder/ may reach only its own folder, the shared folders (contract/, openapi/) and
+ * packages. Each image copies exactly its own folder and the shared ones, so an import across
+ * would start in the tests and crash in the image (ERR_MODULE_NOT_FOUND).
+ */
+import { readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { referencedPaths, sourceFiles } from '../support/references.js';
+import { repoRoot } from '../support/stack.js';
+
+const SERVICES = ['authz', 'embedder'] as const;
+const SHARED = ['contract', 'openapi'] as const;
+
+/** The top-level folder a relative reference from `file` lands in. */
+function topFolder(file: string, specifier: string): string {
+  return relative(repoRoot, resolve(dirname(file), specifier)).split(sep)[0]!;
+}
+
+describe('service boundaries', () => {
+  it.each(SERVICES)('%s reaches only its own folder and the shared contract', (service) => {
+    const crossings: string[] = [];
+    for (const file of sourceFiles(join(repoRoot, service))) {
+      for (const specifier of referencedPaths(readFileSync(file, 'utf8'))) {
+        const top = topFolder(file, specifier);
+        // '' is the repository root itself (a base for paths such as MODEL_DIR's default).
+        if (top !== '' && top !== service && !(SHARED as readonly string[]).includes(top)) {
+          crossings.push(`${relative(repoRoot, file)} -> ${specifier}`);
+        }
+      }
+    }
+    expect(crossings).toEqual([]);
+  });
+
+  it('the shared folders import no service', () => {
+    const crossings = SHARED.flatMap((shared) =>
+      sourceFiles(join(repoRoot, shared)).flatMap((file) =>
+        referencedPaths(readFileSync(file, 'utf8'))
+          .filter((s) => (SERVICES as readonly string[]).includes(topFolder(file, s)))
+          .map((s) => `${relative(repoRoot, file)} -> ${s}`),
+      ),
+    );
+    expect(crossings).toEqual([]);
+  });
+
+  it('finds every form of reference (the check is live)', () => {
+    const text = [
+      "import { a } from '../../embedder/src/x.js';",
+      "import type { B } from '../generated/b.js';",
+      "export { c } from './c.js';",
+      "import './side-effect.js';",
+      "const m = await import('../../authz/src/m.js');",
+      "const p = new URL('../../authz/proto/p.proto', import.meta.url);",
+      "import pino from 'pino';",
+    ].join('\n');
+    expect(referencedPaths(text)).toEqual(
+      expect.arrayContaining([
+        '../../embedder/src/x.js',
+        '../generated/b.js',
+        './c.js',
+        './side-effect.js',
+        '../../authz/src/m.js',
+        '../../authz/proto/p.proto',
+      ]),
+    );
+    expect(referencedPaths(text)).not.toContain('pino');
+  });
+
+  it.each(SERVICES)('the %s image copies its own folder and every shared one', (service) => {
+    const containerfile = readFileSync(join(repoRoot, 'deploy', service, 'Containerfile'), 'utf8');
+    const ignore = readFileSync(join(repoRoot, 'deploy', service, 'Containerfile.dockerignore'), 'utf8');
+    for (const folder of [service, ...SHARED]) {
+      expect(containerfile).toMatch(new RegExp(`^COPY ${folder} \\./${folder}$`, 'm'));
+      expect(ignore).toMatch(new RegExp(`^!${folder}/\\*\\*$`, 'm'));
+    }
+  });
+});
