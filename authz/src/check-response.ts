@@ -9,7 +9,7 @@ import type { HeaderValueOption } from '../generated/envoy/config/core/v3/Header
 import type { StatusCode } from '../generated/envoy/type/v3/StatusCode.js';
 import type { Deny } from './policy/decision.js';
 import type { Grant } from './policy/access.js';
-import { IDENTITY_HEADERS } from './headers.js';
+import { GRANT_HEADER, IDENTITY_HEADERS } from '../../contract/headers.js';
 import { rateLimitHeaders, retryAfterSeconds, type LimitOutcome } from './policy/limits.js';
 
 // google.rpc.Code values Envoy reads to tell allowed from denied.
@@ -24,12 +24,22 @@ function headers(values: Record<string, string>): HeaderValueOption[] {
 }
 
 /**
- * The response letting a granted request through, with identity and rate-limit headers.
+ * The response letting a granted request through, with the signed grant (`signedGrant`, what the
+ * embedder acts on), the informational identity headers and the rate-limit headers.
  * `clientGatewayHeaders` are the request's own `x-gateway-*` names: removed unless authz sets
- * them, so a forged grant cannot survive even behind a proxy that does not strip them.
+ * them, so a forged header cannot survive even behind a proxy that does not strip them.
  */
-export function allowed(grant: Grant, outcome: LimitOutcome, clientGatewayHeaders: readonly string[] = []): CheckResponse {
-  const identity: Record<string, string> = { [IDENTITY_HEADERS.org]: grant.org.id, [IDENTITY_HEADERS.key]: grant.keyId };
+export function allowed(
+  grant: Grant,
+  outcome: LimitOutcome,
+  signedGrant: string,
+  clientGatewayHeaders: readonly string[] = [],
+): CheckResponse {
+  const identity: Record<string, string> = {
+    [GRANT_HEADER]: signedGrant,
+    [IDENTITY_HEADERS.org]: grant.org.id,
+    [IDENTITY_HEADERS.key]: grant.keyId,
+  };
   if (grant.modelEnabled) identity[IDENTITY_HEADERS.model] = grant.model;
   const forged = clientGatewayHeaders.filter((name) => !(name in identity));
   return {
@@ -49,10 +59,13 @@ export function rateLimited(outcome: LimitOutcome): CheckResponse {
     outcome.reason === 'tokens'
       ? `The organization's tokens-per-minute limit (${outcome.limits.tpm}) for this model is used up.`
       : `The organization's requests-per-minute limit (${outcome.limits.rpm}) for this model is used up.`;
-  return denied({ kind: 'deny', code: 'rate_limit_exceeded', detail }, {
-    ...rateLimitHeaders(outcome),
-    'retry-after': String(retryAfterSeconds(outcome)),
-  });
+  return denied(
+    { kind: 'deny', code: 'rate_limit_exceeded', detail },
+    {
+      ...rateLimitHeaders(outcome),
+      'retry-after': String(retryAfterSeconds(outcome)),
+    },
+  );
 }
 
 /** A problem response for a refusal; 401s carry `www-authenticate: Bearer`. */

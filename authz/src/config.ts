@@ -3,10 +3,15 @@
  * validated in one pass; all problems are reported together, each naming its variable, and
  * the result is frozen.
  */
-import { existsSync, readFileSync } from 'node:fs';
 import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readManifestId } from '../../embedder/src/model/manifest.js';
+import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
+import { readManifestId } from '../../contract/model-manifest.js';
+import { readRedisSettings, type RedisTarget } from '../../contract/redis-target.js';
+import { readSecret, readToken } from '../../contract/secrets.js';
+import { KEY_CACHE_DEFAULTS } from './key-cache.js';
+
+export { ConfigError } from '../../contract/env.js';
 
 export interface AuthzConfig {
   readonly host: string;
@@ -15,22 +20,48 @@ export interface AuthzConfig {
   /** Redis Sentinels (REDIS_SENTINELS=host:port,…); when set authz uses the primary they name. */
   readonly redisSentinels?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
   readonly redisSentinelName?: string;
+  /** The sentinels' own password (REDIS_SENTINEL_PASSWORD_FILE); the primary's is in the URL. */
+  readonly redisSentinelPassword?: string;
+  /** PEM CA for rediss:// (REDIS_TLS_CA_FILE); the system's CAs when absent. */
+  readonly redisTlsCa?: string;
   readonly redisKeyPrefix: string;
   readonly redisTimeoutMs: number;
   readonly keyPrefix: string;
   readonly keyHashSecret: string;
+  /** Signs the grant the embedder verifies (contract/grant.ts); shared with the embedder only. */
+  readonly grantSecret: string;
+  /** How long a grant stays valid: the whole request, body included, must reach the embedder within it. */
+  readonly grantTtlMs: number;
   readonly modelId: string;
   readonly defaultRpm: number;
   readonly defaultTpm: number;
   /** How long a Check may reuse a key lookup (0 = never); see key-cache.ts for why. */
   readonly keyCacheTtlMs: number;
+  /** Bounds of the key cache (key-cache.ts): keys that exist, "not found" answers, unknown ids in flight. */
+  readonly keyCacheMaxKeys: number;
+  readonly keyCacheMaxUnknown: number;
+  readonly keyLookupsMaxInFlight: number;
+  /**
+   * The secret Envoy sends with every Check (AUTHZ_CALLER_TOKEN[_FILE]); authz's gRPC services
+   * other than health refuse any caller without it (caller.ts). Undefined only where no token
+   * is configured: the admin CLI, which serves nothing; main.ts refuses to start without it.
+   */
+  readonly callerToken: string | undefined;
+  /**
+   * How Check's callers prove they are the gateway (AUTHZ_CALLER_AUTH): `token` (default), or
+   * `mesh` for Istio mode, where the mesh's ingress gateway cannot send metadata and the mesh's
+   * mTLS with an AuthorizationPolicy on authz's port must admit only that gateway.
+   */
+  readonly callerAuth: 'token' | 'mesh';
+  /** The bearer token GET /metrics requires (METRICS_TOKEN[_FILE]); main.ts refuses to start without it. */
+  readonly metricsToken: string | undefined;
   /**
    * On SIGTERM, how long authz keeps answering (saying NOT_SERVING) before it stops listening:
    * long enough for health checks to move Checks elsewhere, and, with a single replica, for the
    * embedder's requests in flight to record their usage.
    */
   readonly drainMs: number;
-  readonly logLevel: string;
+  readonly logLevel: LogLevel;
   /** GET /metrics listens here (internal: loopback by default, never routed by Envoy). */
   readonly metricsHost: string;
   readonly metricsPort: number;
@@ -38,139 +69,81 @@ export interface AuthzConfig {
   readonly otlpEndpoint: string | undefined;
 }
 
-/** Thrown when the environment holds bad values; the message names every bad variable. */
-export class ConfigError extends Error {
-  constructor(readonly problems: readonly string[]) {
-    super(`invalid authz configuration:\n  ${problems.join('\n  ')}`);
-    this.name = 'ConfigError';
-  }
-}
-
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
-const MIN_SECRET_LENGTH = 32;
 
-type Env = Readonly<Record<string, string | undefined>>;
-
-/** Parses and validates `env` (defaults to `process.env`) into a frozen config. */
-export function loadConfig(env: Env = process.env): AuthzConfig {
-  const problems: string[] = [];
-  const read = new Reader(env, problems);
-  const config: AuthzConfig = {
+/**
+ * Parses and validates `env` (defaults to `process.env`) into a frozen config; throws one
+ * ConfigError naming every bad variable. The admin CLI and console pass `{ grants: false }`:
+ * they sign no grant, so they need no grant secret.
+ */
+export function loadConfig(env: Env = process.env, options: { grants?: boolean } = {}): AuthzConfig {
+  const read = new EnvReader(env);
+  const redis = readRedisSettings(read);
+  return read.finish('authz', {
     host: read.string('AUTHZ_HOST', '127.0.0.1'),
     port: read.integer('AUTHZ_PORT', 9191, 0, 65535),
-    redisUrl: read.matching('REDIS_URL', defaultRedisUrl(env), /^rediss?:\/\/\S+$/, 'a redis:// URL'),
-    redisSentinels: readSentinels(env, problems),
-    redisSentinelName: read.matching('REDIS_SENTINEL_NAME', 'ctg', /^[A-Za-z0-9._-]{1,64}$/, '1-64 of A-Z a-z 0-9 . _ -'),
-    redisKeyPrefix: read.matching('REDIS_KEY_PREFIX', 'ctg:', /^[A-Za-z0-9:_.-]{1,64}$/, '1-64 of A-Z a-z 0-9 : _ . -'),
-    redisTimeoutMs: read.integer('REDIS_TIMEOUT_MS', 500, 10, 60_000),
+    redisUrl: redis.url,
+    redisSentinels: redis.sentinels,
+    redisSentinelName: redis.sentinelName,
+    ...(redis.sentinelPassword !== undefined ? { redisSentinelPassword: redis.sentinelPassword } : {}),
+    ...(redis.tlsCa !== undefined ? { redisTlsCa: redis.tlsCa } : {}),
+    redisKeyPrefix: redis.prefix,
+    redisTimeoutMs: redis.timeoutMs,
     keyPrefix: read.matching('KEY_PREFIX', 'CTG', /^[A-Z][A-Z0-9]{0,15}$/, 'an upper-case letter then up to 15 of A-Z 0-9'),
-    keyHashSecret: readSecret(env, problems),
-    modelId: readModelId(env, problems),
+    // The admin CLI and the service must hash keys with the same secret; by default both read
+    // the file `make up` creates, so nobody has to export anything for local use.
+    keyHashSecret: readSecret(read, 'KEY_HASH_SECRET', '.local/key-hash-secret', repoRoot),
+    grantSecret: options.grants === false ? '' : readSecret(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
+    // Envoy's REQUEST_TIMEOUT_S (60 s) for the body, plus a margin.
+    grantTtlMs: read.integer('GRANT_TTL_MS', 90_000, 1_000, 3_600_000),
+    modelId: readModelId(read),
     defaultRpm: read.integer('DEFAULT_RPM', 600, 0, 100_000_000),
     defaultTpm: read.integer('DEFAULT_TPM', 1_000_000, 0, 1_000_000_000),
     // Bounded: it is also how long a revoked key or a changed organization may go unnoticed.
     keyCacheTtlMs: read.integer('KEY_CACHE_TTL_MS', 1000, 0, 60_000),
+    keyCacheMaxKeys: read.integer('KEY_CACHE_MAX_KEYS', KEY_CACHE_DEFAULTS.maxKnown, 1, 10_000_000),
+    keyCacheMaxUnknown: read.integer('KEY_CACHE_MAX_UNKNOWN', KEY_CACHE_DEFAULTS.maxUnknown, 0, 10_000_000),
+    keyLookupsMaxInFlight: read.integer('KEY_LOOKUPS_MAX_IN_FLIGHT', KEY_CACHE_DEFAULTS.maxUnknownInFlight, 1, 100_000),
+    callerToken: readToken(read, 'AUTHZ_CALLER_TOKEN', '.local/authz-caller-token', repoRoot),
+    callerAuth: read.oneOf('AUTHZ_CALLER_AUTH', 'token', ['token', 'mesh']) as 'token' | 'mesh',
+    metricsToken: readToken(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),
     // A few of Envoy's 0.5 s health-check intervals (envoy/envoy.yaml.tmpl).
     drainMs: read.integer('AUTHZ_DRAIN_MS', 1_500, 0, 3_600_000),
-    logLevel: read.oneOf('LOG_LEVEL', 'info', LOG_LEVELS),
+    logLevel: readLogLevel(read),
     metricsHost: read.string('AUTHZ_METRICS_HOST', '127.0.0.1'),
     metricsPort: read.integer('AUTHZ_METRICS_PORT', 9192, 0, 65535),
-    otlpEndpoint: read.matching('OTEL_EXPORTER_OTLP_ENDPOINT', '', /^(https?:\/\/[^\s/]+\/?)?$/, 'an http(s):// base URL (host and port, no path)') || undefined,
-  };
-  if (problems.length > 0) throw new ConfigError(problems);
-  return Object.freeze(config);
-}
-
-class Reader {
-  constructor(
-    private readonly env: Env,
-    private readonly problems: string[],
-  ) {}
-
-  string(name: string, fallback: string): string {
-    const value = this.env[name];
-    return value === undefined || value === '' ? fallback : value;
-  }
-
-  integer(name: string, fallback: number, min: number, max: number): number {
-    const raw = this.string(name, String(fallback));
-    const value = Number(raw);
-    if (!/^\d+$/.test(raw) || value < min || value > max) {
-      this.problems.push(`${name}: must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
-      return fallback;
-    }
-    return value;
-  }
-
-  matching(name: string, fallback: string, pattern: RegExp, meaning: string): string {
-    const value = this.string(name, fallback);
-    if (!pattern.test(value)) this.problems.push(`${name}: must be ${meaning}, got ${JSON.stringify(value)}`);
-    return value;
-  }
-
-  oneOf(name: string, fallback: string, allowed: readonly string[]): string {
-    const value = this.string(name, fallback);
-    if (!allowed.includes(value)) this.problems.push(`${name}: must be one of ${allowed.join(', ')}, got ${JSON.stringify(value)}`);
-    return value;
-  }
+    otlpEndpoint: readOtlpEndpoint(read),
+  });
 }
 
 function fromRepo(path: string): string {
   return isAbsolute(path) ? path : resolve(repoRoot, path);
 }
 
-// The admin CLI and the service must hash keys with the same secret; by default both read the
-// file `make up` creates, so nobody has to export anything for local use.
-function readSecret(env: Env, problems: string[]): string {
-  const direct = env.KEY_HASH_SECRET;
-  const file = fromRepo(env.KEY_HASH_SECRET_FILE || '.local/key-hash-secret');
-  let secret = direct;
-  if (!secret) {
-    if (!existsSync(file)) {
-      problems.push(`KEY_HASH_SECRET / KEY_HASH_SECRET_FILE: no secret set and ${file} does not exist (run \`make up\` or set KEY_HASH_SECRET)`);
-      return '';
-    }
-    secret = readFileSync(file, 'utf8').trim();
-  }
-  if (secret.length < MIN_SECRET_LENGTH) {
-    const source = direct ? 'KEY_HASH_SECRET' : `KEY_HASH_SECRET_FILE (${file})`;
-    problems.push(`${source}: the secret must be at least ${MIN_SECRET_LENGTH} characters`);
-  }
-  return secret;
-}
-
-// `make up` runs its own persistent Redis on a port of its own and writes its URL here, so the
-// admin CLI finds it as it finds the key-hash secret; without the file, the usual local Redis.
-function defaultRedisUrl(env: Env): string {
-  const file = fromRepo(env.REDIS_URL_FILE || '.local/redis-url');
-  return existsSync(file) ? readFileSync(file, 'utf8').trim() : 'redis://127.0.0.1:6379';
-}
-
-function readSentinels(env: Env, problems: string[]): Array<{ host: string; port: number }> {
-  const raw = env.REDIS_SENTINELS?.trim();
-  if (!raw) return [];
-  return raw.split(',').map((item) => {
-    const match = /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(item.trim());
-    if (!match || Number(match[2]) > 65535) problems.push(`REDIS_SENTINELS: must be host:port[,host:port…], got ${JSON.stringify(item)}`);
-    return { host: match?.[1] ?? '', port: Number(match?.[2] ?? 0) };
-  });
-}
-
 // The stack passes the same MODEL_ID to the embedder and authz; without it, authz serves the
 // id in the installed model's manifest, as the embedder does.
-function readModelId(env: Env, problems: string[]): string {
-  if (env.MODEL_ID) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._\/-]{0,127}$/.test(env.MODEL_ID)) {
-      problems.push(`MODEL_ID: must be 1-128 of A-Z a-z 0-9 . _ / - , got ${JSON.stringify(env.MODEL_ID)}`);
-    }
-    return env.MODEL_ID;
+function readModelId(read: EnvReader): string {
+  const modelId = read.optional('MODEL_ID');
+  if (modelId !== undefined) {
+    if (!/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/.test(modelId)) read.problem('MODEL_ID', 'be 1-128 of A-Z a-z 0-9 . _ / -', modelId);
+    return modelId;
   }
-  const dir = fromRepo(env.MODEL_DIR || '.local/models/default');
+  const dir = fromRepo(read.string('MODEL_DIR', '.local/models/default'));
   try {
     return readManifestId(dir);
   } catch (error) {
-    problems.push(`MODEL_ID: not set, and the manifest in MODEL_DIR cannot tell it: ${(error as Error).message}`);
+    read.problem('MODEL_ID', `be set, or MODEL_DIR hold a readable manifest: ${(error as Error).message}`);
   }
   return '';
+}
+
+/** Where authz's Redis is and how to reach it, from the config (what openRedis takes). */
+export function redisTargetOf(config: AuthzConfig): RedisTarget {
+  return {
+    url: config.redisUrl,
+    sentinels: config.redisSentinels,
+    sentinelName: config.redisSentinelName,
+    ...(config.redisSentinelPassword ? { sentinelPassword: config.redisSentinelPassword } : {}),
+    ...(config.redisTlsCa ? { tlsCa: config.redisTlsCa } : {}),
+  };
 }

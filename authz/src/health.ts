@@ -4,12 +4,15 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import type { HealthCheckRequest__Output } from '../generated/grpc/health/v1/HealthCheckRequest.js';
-import type { HealthCheckResponse, _grpc_health_v1_HealthCheckResponse_ServingStatus as ServingStatus } from '../generated/grpc/health/v1/HealthCheckResponse.js';
+import type {
+  HealthCheckResponse,
+  _grpc_health_v1_HealthCheckResponse_ServingStatus as ServingStatus,
+} from '../generated/grpc/health/v1/HealthCheckResponse.js';
 import type { HealthHandlers } from '../generated/grpc/health/v1/Health.js';
 import type { RedisStore } from './store/redis.js';
 
 /** Service names the health service answers for; '' is the whole server. */
-export const HEALTH_SERVICES = ['', 'envoy.service.auth.v3.Authorization', 'ctg.admission.v1.Admission'];
+const HEALTH_SERVICES = ['', 'envoy.service.auth.v3.Authorization'];
 
 type ReadySource = Pick<RedisStore, 'isReady' | 'onReadyChange'>;
 
@@ -35,7 +38,9 @@ export function createHealthHandlers(store: ReadySource, isDraining: () => boole
       call.write({ status: last });
       const unsubscribe = store.onReadyChange((ready) => {
         const next = statusOf(ready);
-        if (next !== last) call.write({ status: (last = next) });
+        if (next === last) return;
+        last = next;
+        call.write({ status: next });
       });
       call.on('cancelled', unsubscribe);
       call.on('close', unsubscribe);

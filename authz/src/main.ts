@@ -3,20 +3,36 @@
  * connects to Redis in the background (Checks are UNAVAILABLE until it answers: fail closed),
  * binds the gRPC server, and shuts down gracefully on SIGINT/SIGTERM.
  */
-import { ConfigError, loadConfig, type AuthzConfig } from './config.js';
+import { ConfigError, loadConfig, redisTargetOf, type AuthzConfig } from './config.js';
 import { createLogger } from './log.js';
 import { createAuthzMetrics } from './metrics.js';
 import { createMetricsServer, listenMetrics } from './metrics-server.js';
+import { BudgetGate } from './budget-gate.js';
 import { bindServer, createServer } from './server.js';
+import { BudgetStore } from './store/budgets.js';
 import { warnWhenNotPersistent } from './store/persistence.js';
 import { createStore } from './store/redis.js';
 import { startTracing } from './tracing.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
 
-function configOrExit(): AuthzConfig {
+// The service, unlike the admin CLI that shares the config, cannot run without its callers'
+// secrets: Envoy's caller token and Prometheus's metrics token.
+function configOrExit(): AuthzConfig & { metricsToken: string } {
   try {
-    return loadConfig();
+    const config = loadConfig();
+    const missing = [
+      ...(config.callerToken || config.callerAuth === 'mesh'
+        ? []
+        : [
+            'AUTHZ_CALLER_TOKEN / AUTHZ_CALLER_TOKEN_FILE: no caller token set and .local/authz-caller-token does not exist (run `make up`)',
+          ]),
+      ...(config.metricsToken
+        ? []
+        : ['METRICS_TOKEN / METRICS_TOKEN_FILE: no metrics token set and .local/metrics-token does not exist (run `make up`)']),
+    ];
+    if (missing.length > 0) throw new ConfigError(missing);
+    return config as AuthzConfig & { metricsToken: string };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
@@ -27,23 +43,42 @@ function configOrExit(): AuthzConfig {
 async function main(): Promise<void> {
   const config = configOrExit();
   const log = createLogger(config.logLevel);
-  const target = { url: config.redisUrl, sentinels: config.redisSentinels, sentinelName: config.redisSentinelName };
+  const target = redisTargetOf(config);
   const store = createStore({ ...target, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
-  store.onReadyChange((ready) => log.info({ event: ready ? 'redis_up' : 'redis_down' }, ready ? 'redis connected' : 'redis connection lost'));
-  warnWhenNotPersistent(store, target, config.redisTimeoutMs, (persistence, warning) => log.warn({ event: 'redis_not_persistent', ...persistence }, warning));
+  store.onReadyChange((ready) =>
+    log.info({ event: ready ? 'redis_up' : 'redis_down' }, ready ? 'redis connected' : 'redis connection lost'),
+  );
+  warnWhenNotPersistent(store, target, config.redisTimeoutMs, (persistence, warning) =>
+    log.warn({ event: 'redis_not_persistent', ...persistence }, warning),
+  );
   let draining = false;
   const metrics = createAuthzMetrics();
   metrics.watchRedis(() => store.isReady());
   const tracing = startTracing(config.otlpEndpoint);
-  const server = createServer({ config, store, log, isDraining: () => draining, metrics, tracer: tracing.enabled ? tracing.tracer : undefined });
+  const budgets = new BudgetGate(new BudgetStore(store.connection));
+  const server = createServer({
+    config,
+    store,
+    log,
+    isDraining: () => draining,
+    metrics,
+    tracer: tracing.enabled ? tracing.tracer : undefined,
+    budgets,
+  });
   const port = await bindServer(server, config.host, config.port);
-  log.info({ event: 'listening', host: config.host, port, model: config.modelId, keyCacheTtlMs: config.keyCacheTtlMs, tracing: tracing.enabled }, 'authz listening');
+  if (config.callerAuth === 'mesh')
+    log.warn({ event: 'caller_auth_mesh' }, 'AUTHZ_CALLER_AUTH=mesh: Check answers any caller the mesh lets through');
+  log.info(
+    { event: 'listening', host: config.host, port, model: config.modelId, keyCacheTtlMs: config.keyCacheTtlMs, tracing: tracing.enabled },
+    'authz listening',
+  );
   // Metrics are for operators: a taken port is logged (and Prometheus shows the target down),
   // but Checks keep being answered.
-  const metricsServer = createMetricsServer(metrics);
+  const metricsServer = createMetricsServer(metrics, config.metricsToken);
   listenMetrics(metricsServer, config.metricsHost, config.metricsPort).then(
     (bound) => log.info({ event: 'metrics_listening', host: config.metricsHost, port: bound }, 'metrics on GET /metrics'),
-    (error: Error) => log.error({ event: 'metrics_unavailable', reason: error.message }, 'metrics listener failed; serving Checks without it'),
+    (error: Error) =>
+      log.error({ event: 'metrics_unavailable', reason: error.message }, 'metrics listener failed; serving Checks without it'),
   );
 
   const shutdown = (signal: string): void => {

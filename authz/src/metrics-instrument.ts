@@ -6,8 +6,8 @@
 import * as grpc from '@grpc/grpc-js';
 import type { CheckRequest__Output } from '../generated/envoy/service/auth/v3/CheckRequest.js';
 import type { CheckResponse } from '../generated/envoy/service/auth/v3/CheckResponse.js';
-import { KeyCache, type KeyLookup } from './key-cache.js';
-import type { AdmissionOutcome, AuthzMetrics, CheckOutcome } from './metrics.js';
+import { KeyCache, type KeyCacheLimits } from './key-cache.js';
+import type { AuthzMetrics, CheckOutcome } from './metrics.js';
 
 type CheckHandler = grpc.handleUnaryCall<CheckRequest__Output, CheckResponse>;
 
@@ -15,7 +15,10 @@ type CheckHandler = grpc.handleUnaryCall<CheckRequest__Output, CheckResponse>;
 const NOT_COMMANDS = new Set(['ready', 'close', 'isReady', 'onReadyChange', 'constructor']);
 
 /** The outcome of one Check from what the handler answered (pure). */
-export function checkOutcome(error: grpc.ServiceError | Partial<grpc.StatusObject> | null, response: CheckResponse | undefined): { outcome: CheckOutcome; code: string } {
+export function checkOutcome(
+  error: grpc.ServiceError | Partial<grpc.StatusObject> | null,
+  response: CheckResponse | undefined,
+): { outcome: CheckOutcome; code: string } {
   if (error) return { outcome: error.code === grpc.status.UNAVAILABLE ? 'unavailable' : 'error', code: '' };
   // google.rpc.Code OK (0) lets the request through; a denial carries its catalogue code as the message.
   if ((response?.status?.code ?? 0) === 0) return { outcome: 'allowed', code: '' };
@@ -59,57 +62,16 @@ export function observeCommands<T extends object>(store: T, observe: CommandObse
 export function instrumentStore<T extends object>(store: T, metrics: AuthzMetrics): T {
   return observeCommands(store, (command, result, started) => {
     const observe = (failed: boolean): void => metrics.observeStoreCommand(command, (performance.now() - started) / 1000, failed);
-    result.then(() => observe(false), () => observe(true));
+    result.then(
+      () => observe(false),
+      () => observe(true),
+    );
   });
 }
 
-/** How an Admission call ended (pure): Admit's decision, "ok", or the fault. */
-export function admissionOutcome(error: Partial<grpc.StatusObject> | null, response: unknown): AdmissionOutcome {
-  if (error) {
-    if (error.code === grpc.status.INVALID_ARGUMENT) return 'invalid';
-    return error.code === grpc.status.UNAVAILABLE ? 'unavailable' : 'error';
-  }
-  const decision = (response as { outcome?: unknown } | null | undefined)?.outcome;
-  if (decision === 'OVER_LIMIT') return 'over_limit';
-  if (decision === 'TOO_LARGE') return 'too_large';
-  return 'ok';
-}
-
-/**
- * The Admission handlers, each call counted and timed by method and outcome. A Record is a
- * usage write: answered, it is written; a fault means the embedder's 200 cannot leave.
- */
-export function instrumentAdmission(handlers: grpc.UntypedServiceImplementation, metrics: AuthzMetrics): grpc.UntypedServiceImplementation {
-  return Object.fromEntries(Object.entries(handlers).map(([method, handler]) => [method, ((call: grpc.ServerUnaryCall<unknown, unknown>, callback: grpc.sendUnaryData<unknown>) => {
-    const started = performance.now();
-    (handler as grpc.handleUnaryCall<unknown, unknown>)(call, (error, response) => {
-      const outcome = admissionOutcome(error, response);
-      metrics.observeAdmission(method, outcome, (performance.now() - started) / 1000);
-      if (method === 'Record' && outcome !== 'invalid') metrics.observeUsageWrite(outcome === 'ok');
-      callback(error, response);
-    });
-  }) as grpc.UntypedHandleCall]));
-}
-
-/** A KeyCache that counts hits (answered from the cache) and misses (loaded from Redis). */
+/** A KeyCache that counts each lookup by how it was answered (hit, miss, merged, shed). */
 export class InstrumentedKeyCache extends KeyCache {
-  constructor(
-    ttlMs: number,
-    private readonly metrics: AuthzMetrics,
-  ) {
-    super(ttlMs);
-  }
-
-  override async lookup(id: string, now: number, load: (id: string) => Promise<KeyLookup>): Promise<KeyLookup> {
-    let hit = true;
-    const counted = (keyId: string): Promise<KeyLookup> => {
-      hit = false;
-      return load(keyId);
-    };
-    try {
-      return await super.lookup(id, now, counted);
-    } finally {
-      this.metrics.observeKeyLookup(hit);
-    }
+  constructor(ttlMs: number, metrics: AuthzMetrics, limits: Partial<KeyCacheLimits> = {}) {
+    super(ttlMs, limits, (result) => metrics.observeKeyLookup(result));
   }
 }

@@ -2,13 +2,29 @@
  * authz's internal metrics endpoint: GET /metrics in Prometheus's text format on its own
  * listener (AUTHZ_METRICS_HOST:AUTHZ_METRICS_PORT, loopback by default), separate from the gRPC
  * port Envoy talks to. Never routed by Envoy; nothing else is served.
+ *
+ * Every request must carry `Authorization: Bearer <METRICS_TOKEN>` (Prometheus's
+ * `authorization.credentials_file`), checked before the path: a caller inside the network
+ * without the token learns nothing, not even which paths exist. Metrics hold no request text,
+ * but they show traffic, organizations' denial rates and Redis health, which is an operator's
+ * business.
  */
 import { createServer, type Server } from 'node:http';
+import { bearerCheck } from '../../contract/bearer.js';
 import type { AuthzMetrics } from './metrics.js';
 
-/** An unstarted HTTP server answering GET /metrics; 404 for any other path, 405 for other methods. */
-export function createMetricsServer(metrics: AuthzMetrics): Server {
+/**
+ * An unstarted HTTP server answering GET /metrics to holders of `token`; 401 without it, 404
+ * for any other path, 405 for other methods.
+ */
+export function createMetricsServer(metrics: AuthzMetrics, token: string): Server {
+  if (token.length === 0) throw new Error('the metrics listener needs a token');
+  const allowed = bearerCheck(token);
   return createServer((request, response) => {
+    if (!allowed(request.headers.authorization)) {
+      response.writeHead(401, { 'www-authenticate': 'Bearer', 'content-type': 'text/plain; charset=utf-8' }).end('unauthorized\n');
+      return;
+    }
     const path = (request.url ?? '').split('?')[0];
     if (path !== '/metrics') {
       response.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');

@@ -8,15 +8,13 @@
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import { catalogue } from '../../openapi/problems.js';
+import type { KeyLookupResult } from './key-cache.js';
 
 /** How a Check ended: a decision (allowed, denied) or a fault (unavailable, error). */
 export type CheckOutcome = 'allowed' | 'denied' | 'unavailable' | 'error';
 
-/** How an Admission call ended: Admit's decision, "ok" (Record, Refund), or a fault. */
-export type AdmissionOutcome = 'ok' | 'over_limit' | 'too_large' | 'invalid' | 'unavailable' | 'error';
-
 /** What the Check decorator learned about one Check (all safe: outcome, code, duration). */
-export interface CheckFacts {
+interface CheckFacts {
   readonly outcome: CheckOutcome;
   /** The catalogue code of a denial; "" otherwise. */
   readonly code: string;
@@ -29,12 +27,8 @@ export interface AuthzMetrics {
   observeCheck(facts: CheckFacts): void;
   /** One store command: its name (a RedisStore method), duration, and whether it failed. */
   observeStoreCommand(command: string, seconds: number, failed: boolean): void;
-  /** One Admission call from the embedder (Admit, Record, Refund). */
-  observeAdmission(method: string, outcome: AdmissionOutcome, seconds: number): void;
-  /** One usage Record: written, or failed (the embedder then answers 503, never an unbilled 200). */
-  observeUsageWrite(recorded: boolean): void;
-  /** One key lookup: served from the key cache (hit) or from Redis (miss). */
-  observeKeyLookup(hit: boolean): void;
+  /** One key lookup: from the key cache (hit), Redis (miss), a lookup in flight (merged), or shed; or a background refresh. */
+  observeKeyLookup(result: KeyLookupResult): void;
   /** Where the Redis gauge reads from at scrape time. */
   watchRedis(isReady: () => boolean): void;
   /** The text exposition of every metric. */
@@ -42,16 +36,16 @@ export interface AuthzMetrics {
 }
 
 /** Denial codes not in the catalogue share this label, so the label set stays bounded. */
-export const UNKNOWN_CODE = 'unknown';
+const UNKNOWN_CODE = 'unknown';
 
 // authz answers in about a millisecond; the tail up to REDIS_TIMEOUT_MS (500 ms) and past it matters.
 const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5];
 
-/** The store commands of Checks and Admission calls; their error series exist from the start. */
-export const HOT_PATH_COMMANDS = ['lookupKey', 'checkLimits', 'admitTokens', 'refundTokens', 'recordUsage'] as const;
+/** The store commands of a Check; their error series exist from the start. */
+const HOT_PATH_COMMANDS = ['lookupKey', 'checkLimits'] as const;
 
-/** The Admission service's methods (authz/proto/ctg/admission/v1). */
-export const ADMISSION_METHODS = ['Admit', 'Record', 'Refund'] as const;
+/** How a key lookup can be answered (key-cache.ts); each series exists from the start. */
+const KEY_LOOKUP_RESULTS: readonly KeyLookupResult[] = ['hit', 'miss', 'merged', 'shed', 'refresh'];
 
 /** The `code` label for a denial: the catalogue code, or "unknown" (pure). */
 export function codeLabel(code: string | undefined): string {
@@ -64,31 +58,58 @@ export function createAuthzMetrics(): AuthzMetrics {
   const register = new Registry();
   const registers = [register];
   collectDefaultMetrics({ register });
-  const checks = new Counter({ name: 'authz_checks_total', help: 'Checks by outcome (allowed, denied, unavailable, error) and denial code ("" unless denied).', labelNames: ['outcome', 'code'], registers });
-  const checkDuration = new Histogram({ name: 'authz_check_duration_seconds', help: 'Check duration by outcome.', labelNames: ['outcome'], buckets: LATENCY_BUCKETS, registers });
-  const redisDuration = new Histogram({ name: 'authz_redis_command_duration_seconds', help: 'Duration of one store command (one Redis round trip) by command.', labelNames: ['command'], buckets: LATENCY_BUCKETS, registers });
-  const redisErrors = new Counter({ name: 'authz_redis_errors_total', help: 'Store commands that failed (Redis unreachable, slow or disconnected) by command.', labelNames: ['command'], registers });
-  const admissions = new Counter({ name: 'authz_admission_calls_total', help: 'Admission calls from the embedder by method (Admit, Record, Refund) and outcome.', labelNames: ['method', 'outcome'], registers });
-  const admissionDuration = new Histogram({ name: 'authz_admission_duration_seconds', help: 'Admission call duration by method.', labelNames: ['method'], buckets: LATENCY_BUCKETS, registers });
-  const usageWrites = new Counter({ name: 'authz_usage_writes_total', help: 'Usage records written to Redis (Record calls answered).', registers });
-  const usageFailures = new Counter({ name: 'authz_usage_write_failures_total', help: 'Usage Record calls that failed (the embedder answers 503 unless a retry succeeds).', registers });
-  const keyLookups = new Counter({ name: 'authz_key_cache_lookups_total', help: 'Key lookups by result: hit (from the key cache) or miss (from Redis).', labelNames: ['result'], registers });
+  const checks = new Counter({
+    name: 'authz_checks_total',
+    help: 'Checks by outcome (allowed, denied, unavailable, error) and denial code ("" unless denied).',
+    labelNames: ['outcome', 'code'],
+    registers,
+  });
+  const checkDuration = new Histogram({
+    name: 'authz_check_duration_seconds',
+    help: 'Check duration by outcome.',
+    labelNames: ['outcome'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const redisDuration = new Histogram({
+    name: 'authz_redis_command_duration_seconds',
+    help: 'Duration of one store command (one Redis round trip) by command.',
+    labelNames: ['command'],
+    buckets: LATENCY_BUCKETS,
+    registers,
+  });
+  const redisErrors = new Counter({
+    name: 'authz_redis_errors_total',
+    help: 'Store commands that failed (Redis unreachable, slow or disconnected) by command.',
+    labelNames: ['command'],
+    registers,
+  });
+  const keyLookups = new Counter({
+    name: 'authz_key_cache_lookups_total',
+    help: 'Key lookups by result: hit (from the key cache), miss (from Redis), merged (joined a lookup in flight), shed (too many unknown ids in flight: 503); refresh counts background reloads of entries near the end of their TTL.',
+    labelNames: ['result'],
+    registers,
+  });
   let redisReady: () => boolean = () => false;
   // Read at scrape time from the connection itself, so it cannot drift from the truth.
-  new Gauge({ name: 'authz_redis_up', help: '1 while the Redis connection is up; Checks fail closed while it is 0.', registers, collect() { this.set(redisReady() ? 1 : 0); } });
+  new Gauge({
+    name: 'authz_redis_up',
+    help: '1 while the Redis connection is up; Checks fail closed while it is 0.',
+    registers,
+    collect() {
+      this.set(redisReady() ? 1 : 0);
+    },
+  });
   // Zero-initialised, so rate() and increase() see the first event and dashboards show 0, not "no data".
   for (const outcome of ['allowed', 'unavailable', 'error'] as const) checks.inc({ outcome, code: '' }, 0);
-  for (const result of ['hit', 'miss']) keyLookups.inc({ result }, 0);
+  for (const result of KEY_LOOKUP_RESULTS) keyLookups.inc({ result }, 0);
   for (const command of HOT_PATH_COMMANDS) redisErrors.inc({ command }, 0);
-  for (const method of ADMISSION_METHODS) admissions.inc({ method, outcome: 'ok' }, 0);
   // Every Check passes here several times; cached children skip prom-client's label hashing.
   const checkChild = cached((outcome, code) => checks.labels({ outcome, code }));
   const durationChild = cached((outcome) => checkDuration.labels({ outcome }));
   const redisChild = cached((command) => redisDuration.labels({ command }));
   const redisErrorChild = cached((command) => redisErrors.labels({ command }));
   const lookupChild = cached((result) => keyLookups.labels({ result }));
-  const admissionChild = cached((method, outcome) => admissions.labels({ method, outcome }));
-  const admissionDurationChild = cached((method) => admissionDuration.labels({ method }));
   return {
     contentType: register.contentType,
     observeCheck(facts) {
@@ -100,14 +121,7 @@ export function createAuthzMetrics(): AuthzMetrics {
       redisChild(command).observe(seconds);
       if (failed) redisErrorChild(command).inc();
     },
-    observeAdmission(method, outcome, seconds) {
-      // Method names come from the service definition; anything else would be a bug, kept bounded.
-      const label = (ADMISSION_METHODS as readonly string[]).includes(method) ? method : 'other';
-      admissionChild(label, outcome).inc();
-      admissionDurationChild(label).observe(seconds);
-    },
-    observeUsageWrite: (recorded) => (recorded ? usageWrites : usageFailures).inc(),
-    observeKeyLookup: (hit) => lookupChild(hit ? 'hit' : 'miss').inc(),
+    observeKeyLookup: (result) => lookupChild(result).inc(),
     watchRedis(isReady) {
       redisReady = isReady;
     },
@@ -121,7 +135,10 @@ function cached<T>(make: (...values: string[]) => T): (...values: string[]) => T
   return (...values) => {
     const key = values.join('\u0000');
     let child = children.get(key);
-    if (child === undefined) children.set(key, (child = make(...values)));
+    if (child === undefined) {
+      child = make(...values);
+      children.set(key, child);
+    }
     return child;
   };
 }

@@ -1,7 +1,6 @@
 /**
  * Envoy's own protos, loaded once from the pinned @grpc/grpc-js-xds package (never copied by
- * hand), the standard gRPC health protocol, and the embedder's Admission interface
- * (authz/proto/ctg/admission/v1). The same options drive
+ * hand) and the standard gRPC health protocol. The same options drive
  * `authz/scripts/generate-proto-types.ts`, so the generated types in `authz/generated` describe
  * exactly the objects proto-loader hands to the handlers.
  */
@@ -9,7 +8,6 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
 import type { ProtoGrpcType as AuthProtos } from '../generated/external_auth.js';
-import type { ProtoGrpcType as AdmissionProtos } from '../generated/admission.js';
 import type { ProtoGrpcType as HealthProtos } from '../generated/health.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
@@ -25,11 +23,7 @@ export const PROTO_INCLUDE_DIRS = [
 ] as const;
 
 /** The service definitions authz serves. */
-export const PROTO_FILES = [
-  'envoy/service/auth/v3/external_auth.proto',
-  'ctg/admission/v1/admission.proto',
-  'grpc/health/v1/health.proto',
-] as const;
+export const PROTO_FILES = ['envoy/service/auth/v3/external_auth.proto', 'grpc/health/v1/health.proto'] as const;
 
 // keepCase: field names as Envoy's docs and configs spell them (status_on_error, ok_response).
 // longs as strings: Timestamp.seconds and byte counters never lose precision.
@@ -42,7 +36,7 @@ export const LOADER_OPTIONS = {
   oneofs: true,
 } as const satisfies Options;
 
-type Protos = AuthProtos & AdmissionProtos & HealthProtos;
+type Protos = AuthProtos & HealthProtos;
 let loaded: Protos | undefined;
 
 /** Returns the loaded gRPC package object, loading the protos on first use only. */

@@ -9,14 +9,24 @@
  * CheckRequest (headers, path, key) or a ticket (ids) is ever an attribute or an event.
  */
 import * as grpc from '@grpc/grpc-js';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Attributes, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type Attributes,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { CheckRequest__Output } from '../generated/envoy/service/auth/v3/CheckRequest.js';
 import type { CheckResponse } from '../generated/envoy/service/auth/v3/CheckResponse.js';
 import { codeLabel } from './metrics.js';
-import { admissionOutcome, checkOutcome, observeCommands } from './metrics-instrument.js';
+import { checkOutcome, observeCommands } from './metrics-instrument.js';
 
 type CheckHandler = grpc.handleUnaryCall<CheckRequest__Output, CheckResponse>;
 
@@ -46,18 +56,23 @@ export function startTracing(endpoint: string | undefined, serviceName = 'authz'
 
 /** Runs `handler` as a SERVER span named `name`, child of the caller's `traceparent` metadata; `finish` reads the answer. */
 function serverSpan<Req, Res>(
-  tracer: Tracer, name: string, attributes: Attributes, handler: grpc.handleUnaryCall<Req, Res>,
+  tracer: Tracer,
+  name: string,
+  attributes: Attributes,
+  handler: grpc.handleUnaryCall<Req, Res>,
   finish: (span: Span, error: Partial<grpc.StatusObject> | null, response: Res | null | undefined) => void,
 ): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const parent = propagation.extract(ROOT_CONTEXT, metadataCarrier(call.metadata));
     const span = tracer.startSpan(name, { kind: SpanKind.SERVER, attributes: { 'rpc.system': 'grpc', ...attributes } }, parent);
-    context.with(trace.setSpan(parent, span), () => handler(call, (error, response) => {
-      span.setAttribute('rpc.grpc.status_code', error?.code ?? grpc.status.OK);
-      finish(span, error, response);
-      span.end();
-      callback(error, response);
-    }));
+    context.with(trace.setSpan(parent, span), () =>
+      handler(call, (error, response) => {
+        span.setAttribute('rpc.grpc.status_code', error?.code ?? grpc.status.OK);
+        finish(span, error, response);
+        span.end();
+        callback(error, response);
+      }),
+    );
   };
 }
 
@@ -72,23 +87,14 @@ export function traceCheck(handler: CheckHandler, tracer: Tracer): CheckHandler 
   });
 }
 
-/** Each Admission handler as a SERVER span, child of the embedder's `traceparent`. */
-export function traceAdmission(handlers: grpc.UntypedServiceImplementation, tracer: Tracer): grpc.UntypedServiceImplementation {
-  return Object.fromEntries(Object.entries(handlers).map(([method, handler]) => {
-    const attributes = { 'rpc.service': 'ctg.admission.v1.Admission', 'rpc.method': method };
-    return [method, serverSpan(tracer, `authz Admission/${method}`, attributes, handler as grpc.handleUnaryCall<unknown, unknown>, (span, error, response) => {
-      const outcome = admissionOutcome(error, response);
-      span.setAttribute('authz.outcome', outcome);
-      if (outcome === 'unavailable' || outcome === 'error') span.setStatus({ code: SpanStatusCode.ERROR, message: outcome });
-    }) as grpc.UntypedHandleCall];
-  }));
-}
-
 /** The store, with a CLIENT span for each command made inside a traced request (none outside one). */
 export function traceStore<T extends object>(store: T, tracer: Tracer): T {
   return observeCommands(store, (command, result) => {
     if (!trace.getActiveSpan()) return;
-    const span = tracer.startSpan(`redis ${command}`, { kind: SpanKind.CLIENT, attributes: { 'db.system': 'redis', 'db.operation.name': command } });
+    const span = tracer.startSpan(`redis ${command}`, {
+      kind: SpanKind.CLIENT,
+      attributes: { 'db.system': 'redis', 'db.operation.name': command },
+    });
     result.then(
       () => span.end(),
       () => {

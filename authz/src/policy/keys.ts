@@ -6,8 +6,8 @@
 import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import type { Deny } from './decision.js';
 
-export const KEY_ID_LENGTH = 12;
-export const KEY_SECRET_LENGTH = 38;
+const KEY_ID_LENGTH = 12;
+const KEY_SECRET_LENGTH = 38;
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
 
 export interface PresentedKey {
@@ -26,10 +26,7 @@ export function parseAuthorization(header: string | undefined, keyPrefix: string
   }
   const key = parseKey(match[2]!, keyPrefix);
   if (!key) {
-    return deny(
-      'malformed_api_key',
-      `The API key must look like ${keyPrefix}_<12 upper-case letters>_<38 upper-case letters>.`,
-    );
+    return deny('malformed_api_key', `The API key must look like ${keyPrefix}_<12 upper-case letters>_<38 upper-case letters>.`);
   }
   return key;
 }

@@ -1,8 +1,8 @@
 /**
  * Rate-limit math, pure, with the clock passed in: GCRA (generic cell rate algorithm), a
- * sliding window without fixed-window bursts at the boundaries. `store/check-limits.lua`,
- * `store/admit-tokens.lua` and `store/refund-tokens.lua` run exactly this arithmetic inside
- * Redis; a test feeds both the same sequence and compares.
+ * sliding window without fixed-window bursts at the boundaries. `store/check-limits.lua` and
+ * the embedder's settlement functions (`contract/redis/settlement.lua`: admit, refund) run
+ * exactly this arithmetic inside Redis; a test feeds both the same sequence and compares.
  *
  * A limit of L per period T emits one unit every T/L ms. The state is the theoretical arrival
  * time (TAT); a request of cost c is allowed when TAT' = max(TAT, now) + c·T/L is at most
@@ -87,7 +87,12 @@ export interface LimitOutcome {
  * charged at admission, once the embedder has counted them), otherwise one request is taken
  * from the request bucket. Returns the outcome and the request-bucket state to store.
  */
-export function evaluateCheck(requests: Tat | null, tokens: Tat | null, now: number, limits: Limits): { outcome: LimitOutcome; requestsTat: Tat } {
+export function evaluateCheck(
+  requests: Tat | null,
+  tokens: Tat | null,
+  now: number,
+  limits: Limits,
+): { outcome: LimitOutcome; requestsTat: Tat } {
   const tok = gcra(tokens, now, limits.tpm, PERIOD_MS, 0);
   const req = tok.allowed ? gcra(requests, now, limits.rpm, PERIOD_MS, 1) : gcra(requests, now, limits.rpm, PERIOD_MS, 0);
   const reason: LimitReason = !tok.allowed ? 'tokens' : !req.allowed ? 'requests' : 'none';

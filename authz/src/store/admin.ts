@@ -6,9 +6,15 @@ import type { KeyRecord, OrgRecord } from '../policy/access.js';
 import type { Connection } from './connection.js';
 import { decodeKey, decodeOrg, encodeKey, encodeOrg } from './records.js';
 
-/** An organization as the console manages it: the access record plus its display name. */
+/** An organization as the console manages it: the access record plus its display name and state. */
 export interface OrgProfile extends OrgRecord {
   readonly name: string;
+  /**
+   * A disabled organization has no endpoints (so Check refuses it) and keeps the ones it had in
+   * `heldEndpoints` until it is enabled again.
+   */
+  readonly disabled?: boolean;
+  readonly heldEndpoints?: readonly string[];
 }
 
 export class AdminStore {
@@ -26,7 +32,11 @@ export class AdminStore {
   /** Writes an organization record (whole; the display name too when given). */
   async saveOrg(org: OrgRecord | OrgProfile): Promise<void> {
     const { redis, keys } = this.connection;
-    const fields = 'name' in org ? { ...encodeOrg(org), name: org.name } : encodeOrg(org);
+    const fields: Record<string, string> = 'name' in org ? { ...encodeOrg(org), name: org.name } : encodeOrg(org);
+    if ('disabled' in org) {
+      fields.disabled = org.disabled ? '1' : '0';
+      fields.held_endpoints = JSON.stringify(org.heldEndpoints ?? []);
+    }
     await this.connection.guard(() => redis.multi().hset(keys.org(org.id), fields).sadd(keys.orgs, org.id).exec());
   }
 
@@ -35,7 +45,7 @@ export class AdminStore {
     const { redis, keys } = this.connection;
     const hash = await this.connection.guard(() => redis.hgetall(keys.org(id)));
     const org = decodeOrg(hash);
-    return org && { ...org, name: hash.name ?? '' };
+    return org && { ...org, name: hash.name ?? '', disabled: hash.disabled === '1', heldEndpoints: parseHeld(hash.held_endpoints) };
   }
 
   /** Every organization, sorted by id. */
@@ -44,6 +54,25 @@ export class AdminStore {
     const ids = (await this.connection.guard(() => redis.smembers(keys.orgs))).sort();
     const orgs = await Promise.all(ids.map((id) => this.getOrg(id)));
     return orgs.filter((org): org is OrgProfile => org !== null);
+  }
+
+  /**
+   * Deletes an organization and its keys (so every key is refused at once); the usage stream,
+   * the daily counters and the audit trail keep their records. The id and time are remembered
+   * under `orgs:deleted`.
+   */
+  async deleteOrg(id: string, now: number): Promise<number> {
+    const { redis, keys } = this.connection;
+    const keyIds = await this.connection.guard(() => redis.smembers(keys.orgKeys(id)));
+    await this.connection.guard(() =>
+      redis
+        .multi()
+        .del(keys.org(id), keys.orgKeys(id), ...keyIds.map((keyId) => keys.key(keyId)))
+        .srem(keys.orgs, id)
+        .hset(`${keys.prefix}orgs:deleted`, id, String(now))
+        .exec(),
+    );
+    return keyIds.length;
   }
 
   /** Stores a new key record; false when the id is taken. */
@@ -73,5 +102,14 @@ export class AdminStore {
     const ids = await this.connection.guard(() => redis.smembers(keys.orgKeys(org)));
     const records = await Promise.all(ids.map((id) => this.getKey(id)));
     return records.filter((key): key is KeyRecord => key !== null).sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
+  }
+}
+
+function parseHeld(raw: string | undefined): string[] {
+  try {
+    const value: unknown = JSON.parse(raw ?? '[]');
+    return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : [];
+  } catch {
+    return [];
   }
 }

@@ -24,7 +24,9 @@ export class AuditStore {
   async append(afterSeq: number, seq: number, hash: string, fields: Fields): Promise<boolean> {
     const { redis, keys } = this.connection;
     const pairs = Object.entries(fields).flat();
-    const id = await this.connection.guard(() => redis.appendAudit(keys.auditStream, keys.auditHead, String(afterSeq), String(seq), hash, ...pairs));
+    const id = await this.connection.guard(() =>
+      redis.appendAudit(keys.auditStream, keys.auditHead, String(afterSeq), String(seq), hash, ...pairs),
+    );
     return id !== null;
   }
 
@@ -37,6 +39,18 @@ export class AuditStore {
       for (const [, fields] of page) yield fromPairs(fields);
       if (page.length < PAGE) return;
       start = `(${page[page.length - 1]![0]}`;
+    }
+  }
+
+  /** Every record, newest first, a page at a time. */
+  async *readBackwards(): AsyncGenerator<Fields> {
+    const { redis, keys } = this.connection;
+    let end = '+';
+    for (;;) {
+      const page = await this.connection.guard(() => redis.xrevrange(keys.auditStream, end, '-', 'COUNT', PAGE));
+      for (const [, fields] of page) yield fromPairs(fields);
+      if (page.length < PAGE) return;
+      end = `(${page[page.length - 1]![0]}`;
     }
   }
 

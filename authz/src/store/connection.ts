@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import { layout, type Layout } from './records.js';
-import { openRedis, type RedisTarget } from './redis-target.js';
+import { openRedis, type RedisTarget } from '../../../contract/redis-target.js';
 
 /** Where Redis is (a URL, or Sentinel), the key prefix, and the bound on every command. */
 export interface StoreOptions extends RedisTarget {
@@ -27,22 +27,18 @@ export class StoreUnavailableError extends Error {
 export interface Scripts {
   lookupKey(key: string, prefix: string): Promise<[string[], string[]]>;
   checkLimits(requests: string, tokens: string, now: number, rpm: number, tpm: number, period: number): Promise<number[]>;
-  admitTokens(bucket: string, now: number, tpm: number, cost: number, period: number): Promise<number[]>;
-  refundTokens(bucket: string, now: number, tpm: number, cost: number, period: number): Promise<number>;
-  recordUsage(mark: string, stream: string, daily: string, ...args: Array<string | number>): Promise<number>;
   appendAudit(stream: string, head: string, ...args: string[]): Promise<string | null>;
 }
 
 const SCRIPTS: ReadonlyArray<[keyof Scripts, string, number]> = [
   ['lookupKey', 'lookup-key', 1],
   ['checkLimits', 'check-limits', 2],
-  ['admitTokens', 'admit-tokens', 1],
-  ['refundTokens', 'refund-tokens', 1],
-  ['recordUsage', 'record-usage', 3],
   ['appendAudit', 'append-audit', 2],
 ];
 
 const script = (file: string): string => readFileSync(new URL(`./${file}.lua`, import.meta.url), 'utf8');
+/** The settlement functions the embedder calls; authz, a full Redis user, loads them. */
+const SETTLEMENT_LIBRARY = readFileSync(new URL('../../../contract/redis/settlement.lua', import.meta.url), 'utf8');
 
 /** One client with the scripts registered, its key layout, and the bounded-command guard. */
 export class Connection {
@@ -65,6 +61,13 @@ export class Connection {
     redis.on('error', () => {});
     for (const [name, file, numberOfKeys] of SCRIPTS) redis.defineCommand(name, { numberOfKeys, lua: script(file) });
     this.redis = redis as Redis & Scripts;
+    // On every (re)connect, so a Redis that lost its functions (a new primary, a flushed one) gets them back.
+    redis.on('ready', () => void this.loadSettlementLibrary().catch(() => undefined));
+  }
+
+  /** Loads (or replaces) contract/redis/settlement.lua's function library. */
+  async loadSettlementLibrary(): Promise<void> {
+    await this.guard(() => this.redis.call('FUNCTION', 'LOAD', 'REPLACE', SETTLEMENT_LIBRARY));
   }
 
   /** Runs one command, turning any failure into StoreUnavailableError. */

@@ -3,7 +3,7 @@
  * organizations, keys and usage: one that neither appends nor snapshots loses all of them when
  * it restarts, and authz says so loudly at start-up.
  */
-import { openRedis, type RedisTarget } from './redis-target.js';
+import { openRedis, type RedisTarget } from '../../../contract/redis-target.js';
 
 /** What CONFIG GET appendonly / save answered. */
 export interface PersistenceConfig {
@@ -14,13 +14,20 @@ export interface PersistenceConfig {
 /** A warning when nothing persists, else null (pure, for the tests). */
 export function persistenceWarning(config: PersistenceConfig): string | null {
   if (config.appendonly === 'yes' || config.save.trim() !== '') return null;
-  return 'redis keeps nothing on disk (appendonly no, save ""): a Redis restart loses every organization, key and usage record. '
-    + 'Enable appendonly (see README, "Persistence and replication")';
+  return (
+    'redis keeps nothing on disk (appendonly no, save ""): a Redis restart loses every organization, key and usage record. ' +
+    'Enable appendonly (see README, "Persistence and replication")'
+  );
 }
 
 /** Asks the target Redis for its persistence settings (one short-lived connection); null when it cannot say. */
 export async function readPersistence(target: RedisTarget, timeoutMs: number): Promise<PersistenceConfig | null> {
-  const redis = openRedis(target, { commandTimeout: timeoutMs, connectTimeout: Math.max(1000, timeoutMs), maxRetriesPerRequest: 1, lazyConnect: true });
+  const redis = openRedis(target, {
+    commandTimeout: timeoutMs,
+    connectTimeout: Math.max(1000, timeoutMs),
+    maxRetriesPerRequest: 1,
+    lazyConnect: true,
+  });
   redis.on('error', () => {});
   try {
     await redis.connect();

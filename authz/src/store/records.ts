@@ -2,11 +2,13 @@
  * The Redis key layout and the hash encodings of key and organization records, pure. Every key
  * starts with REDIS_KEY_PREFIX; organization ids never contain ':' so keys cannot collide.
  */
+import { settlementKeys } from '../../../contract/redis/settlement-keys.js';
 import type { KeyRecord, OrgRecord } from '../policy/access.js';
 import type { UsageRecord } from '../policy/usage.js';
 
 /** Names of every Redis key authz uses, under `prefix`. */
 export function layout(prefix: string) {
+  const settlement = settlementKeys(prefix);
   return {
     prefix,
     orgs: `${prefix}orgs`,
@@ -14,11 +16,9 @@ export function layout(prefix: string) {
     orgKeys: (org: string) => `${prefix}org:${org}:keys`,
     key: (id: string) => `${prefix}key:${id}`,
     requestBucket: (org: string, model: string) => `${prefix}rl:req:${org}:${model}`,
-    tokenBucket: (org: string, model: string) => `${prefix}rl:tok:${org}:${model}`,
-    usageStream: `${prefix}usage`,
-    usageDaily: (org: string, day: string) => `${prefix}usage:daily:${org}:${day}`,
-    /** Marks an admission as recorded, so a retried Record never counts twice. */
-    usageRecorded: (admissionId: string) => `${prefix}usage:recorded:${admissionId}`,
+    tokenBucket: settlement.tokenBucket,
+    usageStream: settlement.usageStream,
+    usageDaily: settlement.usageDaily,
     auditStream: `${prefix}audit`,
     auditHead: `${prefix}audit:head`,
   };
@@ -114,7 +114,4 @@ export function decodeUsage(streamId: string, hash: Hash): UsageEntry {
   };
 }
 
-/** The UTC day (YYYY-MM-DD) of a time in ms: the daily counters' bucket. */
-export function utcDay(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 10);
-}
+export { utcDay } from '../../../contract/redis/settlement-keys.js';

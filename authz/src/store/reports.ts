@@ -1,6 +1,6 @@
 /**
  * Usage reports (the admin CLI and console): the usage stream and the daily counters that
- * record-usage.lua writes, read back. Identifiers and counts only.
+ * the embedder's settlement functions (contract/redis/settlement.lua) write, read back. Identifiers and counts only.
  */
 import type { Connection } from './connection.js';
 import { decodeUsage, fromPairs, type UsageEntry } from './records.js';
@@ -50,5 +50,28 @@ export class UsageReports {
     return days
       .map((day, i) => ({ day, counters: Object.fromEntries(Object.entries(hashes[i]!).map(([f, v]) => [f, Number(v)])) }))
       .filter((row) => Object.keys(row.counters).length > 0);
+  }
+
+  /**
+   * The newest use of each of `keyIds` (ms), reading the usage stream backwards and stopping
+   * when every key is found or `maxEntries` entries were read (a key not found is older than
+   * that, or never used): bounded work for a key list.
+   */
+  async lastUse(org: string, keyIds: readonly string[], maxEntries: number): Promise<Map<string, number>> {
+    const { redis, keys } = this.connection;
+    const wanted = new Set(keyIds);
+    const found = new Map<string, number>();
+    let end = '+';
+    for (let read = 0; read < maxEntries && found.size < wanted.size; ) {
+      const page = await this.connection.guard(() => redis.xrevrange(keys.usageStream, end, '-', 'COUNT', PAGE));
+      for (const [id, fields] of page) {
+        const entry = decodeUsage(id, fromPairs(fields));
+        if (entry.org === org && wanted.has(entry.keyId) && !found.has(entry.keyId)) found.set(entry.keyId, entry.time);
+      }
+      read += page.length;
+      if (page.length < PAGE) break;
+      end = `(${page[page.length - 1]![0]}`;
+    }
+    return found;
   }
 }
