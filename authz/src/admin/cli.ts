@@ -5,10 +5,12 @@
  * as `cli:<os user>` from `cli@<host>`.
  */
 import { hostname, userInfo } from 'node:os';
-import { ConfigError, loadConfig } from '../config.js';
+import { ConfigError } from '../config.js';
 import type { Connection } from '../store/connection.js';
+import { adminCommands } from './admin-commands.js';
 import { auditCommands } from './audit-commands.js';
-import { type Command, type CommandResult } from './context.js';
+import type { Command, CommandResult } from './context.js';
+import { loadCliConfig } from './config.js';
 import { openAdminDeps } from './deps.js';
 import { AdminError } from './errors.js';
 import { keyCommands } from './key-commands.js';
@@ -16,19 +18,28 @@ import { createOperations } from './operations.js';
 import { orgCommands } from './org-commands.js';
 import { usageCommand } from './usage-commands.js';
 
-const USAGE = `usage: npm run admin -- <org|key|usage|audit> … [--json]
+const USAGE = `usage: npm run admin -- <org|key|usage|audit|admin> … [--json]
   org create <org> [--name s] [--models a,b] [--endpoints embeddings] [--rpm N] [--tpm N]
   org update <org> [--name s] [--models a,b] [--endpoints …] [--rpm N|""] [--tpm N|""]
-  org show <org> | org list
+  org show <org> | org list | org disable <org> | org enable <org> | org delete <org> (disabled first)
+  org budget <org> [--tokens N|"" [--hard-stop] [--alerts 80,100]]  (tokens per UTC month; "" removes)
   key create --org <org> [--name s] [--expires-at ISO-8601]
   key update <id> [--name s] [--expires-at ISO-8601|""]
   key rotate <id> [--overlap SECONDS (default 3600)]
   key revoke <id> | key list --org <org>
   usage --org <org> [--since ISO] [--until ISO]
   usage export [--org <org>] [--since ISO] [--until ISO] --format jsonl|csv
-  audit verify | audit list [--limit N]`;
+  audit verify | audit list [--limit N]
+  admin create <name> --role viewer|operator|owner | admin list
+  admin update <name> [--role …] [--disabled true|false]
+  admin token create <name> | admin token revoke <name> <id>`;
 
-const GROUPS: Readonly<Record<string, Readonly<Record<string, Command>>>> = { org: orgCommands, key: keyCommands, audit: auditCommands };
+const GROUPS: Readonly<Record<string, Readonly<Record<string, Command>>>> = {
+  org: orgCommands,
+  key: keyCommands,
+  audit: auditCommands,
+  admin: adminCommands,
+};
 
 function resolve(args: string[]): { command: Command; rest: string[] } {
   const [group, name, ...rest] = args;
@@ -55,7 +66,7 @@ async function run(argv: string[]): Promise<number> {
   let connection: Connection | undefined;
   try {
     const { command, rest } = resolve(args);
-    const opened = openAdminDeps(loadConfig());
+    const opened = openAdminDeps(loadCliConfig());
     connection = opened.connection;
     await connection.ready();
     const who = { actor: `cli:${userInfo().username}`, from: `cli@${hostname()}` };
@@ -74,6 +85,14 @@ async function run(argv: string[]): Promise<number> {
   }
 }
 
-run(process.argv.slice(2)).then((code) => {
-  process.exitCode = code;
-});
+// run() answers every command error itself; what is left (closing the connection failed) still
+// ends the CLI with its message and exit 1 rather than as an unhandled rejection.
+run(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exitCode = 1;
+  },
+);

@@ -8,7 +8,7 @@ import type { Operations } from './operations.js';
 
 export { AdminError } from './errors.js';
 
-export interface AdminContext {
+interface AdminContext {
   readonly ops: Operations;
   /** The CLI's identity in the audit trail: `cli:<os user>` from `cli@<host>`. */
   readonly who: Who;
@@ -36,5 +36,10 @@ export function limitOption(name: string, value: string | undefined): number | n
 
 /** A comma-separated list flag; '' is the empty list. */
 export function listOption(value: string | undefined): string[] | undefined {
-  return value === undefined ? undefined : value.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return value === undefined
+    ? undefined
+    : value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
 }

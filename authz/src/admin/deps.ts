@@ -4,9 +4,15 @@
  */
 import type { AuthzConfig } from '../config.js';
 import { AdminStore } from '../store/admin.js';
+import { SessionStore } from '../store/admin-sessions.js';
+import { AdminDirectory } from '../store/admins.js';
+import { BudgetStore } from '../store/budgets.js';
 import { AuditStore } from '../store/audit.js';
 import { openConnection, type Connection } from '../store/connection.js';
 import { UsageReports } from '../store/reports.js';
+import { AuditAnchor } from './audit-anchor.js';
+import { auditKeys } from './audit-chain.js';
+import type { AuditSettings } from './audit-config.js';
 import { AuditLog } from './audit-log.js';
 
 export type CoreConfig = Pick<AuthzConfig, 'modelId' | 'defaultRpm' | 'defaultTpm' | 'keyPrefix' | 'keyHashSecret'>;
@@ -14,6 +20,9 @@ export type CoreConfig = Pick<AuthzConfig, 'modelId' | 'defaultRpm' | 'defaultTp
 export interface AdminDeps {
   readonly config: CoreConfig;
   readonly admin: AdminStore;
+  readonly admins: AdminDirectory;
+  readonly sessions: SessionStore;
+  readonly budgets: BudgetStore;
   readonly reports: UsageReports;
   readonly audit: AuditLog;
   readonly now: () => number;
@@ -25,13 +34,38 @@ export interface Who {
   readonly from: string;
 }
 
+export type OpenConfig = CoreConfig &
+  AuditSettings &
+  Pick<
+    AuthzConfig,
+    'redisUrl' | 'redisSentinels' | 'redisSentinelName' | 'redisSentinelPassword' | 'redisTlsCa' | 'redisKeyPrefix' | 'redisTimeoutMs'
+  >;
+
 /** Opens one Redis connection and the admin dependencies on it. */
-export function openAdminDeps(config: CoreConfig & Pick<AuthzConfig, 'redisUrl' | 'redisSentinels' | 'redisSentinelName' | 'redisKeyPrefix' | 'redisTimeoutMs'>, now: () => number = Date.now): { deps: AdminDeps; connection: Connection } {
+export function openAdminDeps(config: OpenConfig, now: () => number = Date.now): { deps: AdminDeps; connection: Connection } {
   // Admin commands may scan whole streams; give them at least 2 s per command.
   const connection = openConnection({
-    url: config.redisUrl, sentinels: config.redisSentinels, sentinelName: config.redisSentinelName,
-    prefix: config.redisKeyPrefix, timeoutMs: Math.max(config.redisTimeoutMs, 2000),
+    url: config.redisUrl,
+    sentinels: config.redisSentinels,
+    sentinelName: config.redisSentinelName,
+    sentinelPassword: config.redisSentinelPassword,
+    tlsCa: config.redisTlsCa,
+    prefix: config.redisKeyPrefix,
+    timeoutMs: Math.max(config.redisTimeoutMs, 2000),
   });
-  const deps: AdminDeps = { config, admin: new AdminStore(connection), reports: new UsageReports(connection), audit: new AuditLog(new AuditStore(connection), now), now };
+  const keys = auditKeys(config.auditSecret);
+  // The trail is named by its Redis prefix, so test and production trails may share a checkpoint file.
+  const anchor = new AuditAnchor(config.auditAnchorFile, config.redisKeyPrefix, keys.checkpoint, now);
+  const audit = new AuditLog(new AuditStore(connection), now, keys, anchor);
+  const deps: AdminDeps = {
+    config,
+    admin: new AdminStore(connection),
+    admins: new AdminDirectory(connection),
+    sessions: new SessionStore(connection),
+    budgets: new BudgetStore(connection),
+    reports: new UsageReports(connection),
+    audit,
+    now,
+  };
   return { deps, connection };
 }

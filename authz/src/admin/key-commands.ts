@@ -6,13 +6,22 @@ import { parseArgs } from 'node:util';
 import { usageError, type Command } from './context.js';
 
 const create: Command = async (args, { ops, who }) => {
-  const { values } = parseArgs({ args, options: { org: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { org: { type: 'string' }, name: { type: 'string' }, 'expires-at': { type: 'string' } },
+    strict: true,
+  });
   return { ...(await ops.createKey({ org: values.org, name: values.name, expiresAt: values['expires-at'] }, who)) };
 };
 
 // --expires-at "" removes the expiry.
 const update: Command = async (args, { ops, who }) => {
-  const { values, positionals } = parseArgs({ args, options: { name: { type: 'string' }, 'expires-at': { type: 'string' } }, allowPositionals: true, strict: true });
+  const { values, positionals } = parseArgs({
+    args,
+    options: { name: { type: 'string' }, 'expires-at': { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
   const expiresAt = values['expires-at'] === '' ? null : values['expires-at'];
   return { ...(await ops.updateKey(positionals[0], { name: values.name, expiresAt }, who)) };
 };

@@ -6,12 +6,14 @@
 import type { KeyRecord } from '../policy/access.js';
 import { hashSecret, mintKey } from '../policy/keys.js';
 import type { AdminDeps, Who } from './deps.js';
-import { AdminError } from './errors.js';
+import { AdminError, invalid } from './errors.js';
 import { existingOrg } from './org-operations.js';
 import * as rules from './rules.js';
 import { keyStatus, keyView, type KeyView } from './views.js';
 
 const MINT_ATTEMPTS = 5;
+/** How many of the newest usage records a key list reads to find each key's last use. */
+const LAST_USE_SCAN = 100_000;
 
 export interface KeyInput {
   readonly org: unknown;
@@ -42,13 +44,21 @@ export function keyOperations(deps: AdminDeps) {
   };
 
   return {
-    /** Creates a key for an organization; an expiry in the past is allowed (it never works). */
+    /** Creates a key for an organization; never one born expired (its secret would be shown for nothing). */
     async createKey(input: KeyInput, who: Who): Promise<CreatedKey> {
       const org = await existingOrg(deps, input.org);
+      if (org.disabled) throw new AdminError('conflict', `organization ${org.id} is disabled; enable it first`);
       const name = input.name === undefined ? '' : rules.displayName(input.name);
       const expiresAt = input.expiresAt === undefined ? null : rules.dateTime(input.expiresAt, 'expiresAt');
+      if (expiresAt !== null && expiresAt <= deps.now())
+        throw invalid('expiresAt', 'must be in the future (a key cannot be created already expired)');
       const created = await mint({ org: org.id, name, createdAt: deps.now(), expiresAt, revoked: false });
-      await deps.audit.record({ ...who, action: 'key.create', target: `key:${created.id}`, detail: { org: org.id, name, expiresAt: created.expiresAt } });
+      await deps.audit.record({
+        ...who,
+        action: 'key.create',
+        target: `key:${created.id}`,
+        detail: { org: org.id, name, expiresAt: created.expiresAt },
+      });
       return created;
     },
 
@@ -84,20 +94,36 @@ export function keyOperations(deps: AdminDeps) {
       const overlapSeconds = rules.overlapSeconds(overlap);
       const key = await existingKey(id);
       const now = deps.now();
-      if (keyStatus(key, now) !== 'active') throw new AdminError('conflict', `key ${key.id} is ${keyStatus(key, now)}; only an active key can be rotated`);
+      if (keyStatus(key, now) !== 'active')
+        throw new AdminError('conflict', `key ${key.id} is ${keyStatus(key, now)}; only an active key can be rotated`);
       const created = await mint({ org: key.org, name: key.name, createdAt: now, expiresAt: key.expiresAt, revoked: false });
       const overlapEnd = now + overlapSeconds * 1000;
       const old = { ...key, expiresAt: key.expiresAt === null ? overlapEnd : Math.min(key.expiresAt, overlapEnd) };
       await deps.admin.saveKey(old);
-      await deps.audit.record({ ...who, action: 'key.rotate', target: `key:${key.id}`, detail: { org: key.org, newKey: created.id, overlapSeconds, oldExpiresAt: keyView(old, now).expiresAt } });
+      await deps.audit.record({
+        ...who,
+        action: 'key.rotate',
+        target: `key:${key.id}`,
+        detail: { org: key.org, newKey: created.id, overlapSeconds, oldExpiresAt: keyView(old, now).expiresAt },
+      });
       return { old: keyView(old, now), new: created };
     },
 
-    /** Every key of an organization, oldest first, without secrets. */
-    async listKeys(org: unknown): Promise<{ org: string; keys: KeyView[] }> {
+    /**
+     * Every key of an organization, oldest first, without secrets, each with its last use
+     * (null: not among the newest LAST_USE_SCAN usage records, or never used).
+     */
+    async listKeys(org: unknown): Promise<{ org: string; keys: Array<KeyView & { lastUsedAt: string | null }> }> {
       const found = await existingOrg(deps, org);
       const now = deps.now();
-      return { org: found.id, keys: (await deps.admin.listKeys(found.id)).map((key) => keyView(key, now)) };
+      const keys = await deps.admin.listKeys(found.id);
+      const used = await deps.reports.lastUse(
+        found.id,
+        keys.map((key) => key.id),
+        LAST_USE_SCAN,
+      );
+      const lastUsed = (id: string) => (used.has(id) ? new Date(used.get(id)!).toISOString() : null);
+      return { org: found.id, keys: keys.map((key) => ({ ...keyView(key, now), lastUsedAt: lastUsed(key.id) })) };
     },
   };
 }

@@ -6,25 +6,31 @@
 import type { AuditRecord, Verdict } from './audit-chain.js';
 import type { AdminDeps, Who } from './deps.js';
 import { invalid } from './errors.js';
+import { adminOperations } from './admin-operations.js';
+import { budgetOperations } from './budget-operations.js';
+import { auditQueries, MAX_AUDIT_PAGE } from './audit-queries.js';
 import { keyOperations } from './key-operations.js';
 import { orgOperations } from './org-operations.js';
 import { usageOperations } from './usage-operations.js';
-
-/** The most audit records one read returns. */
-export const MAX_AUDIT_PAGE = 500;
 
 function auditOperations(deps: AdminDeps) {
   return {
     /** The most recent audit records, newest first. */
     async auditRecent(limit: unknown): Promise<{ records: AuditRecord[]; head: { seq: number; hash: string } }> {
-      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_PAGE) throw invalid('limit', `must be an integer from 1 to ${MAX_AUDIT_PAGE}`);
+      if (typeof limit !== 'number' || !Number.isInteger(limit) || limit < 1 || limit > MAX_AUDIT_PAGE)
+        throw invalid('limit', `must be an integer from 1 to ${MAX_AUDIT_PAGE}`);
       const [records, head] = await Promise.all([deps.audit.recent(limit), deps.audit.head()]);
       return { records, head };
     },
 
-    /** Records a console sign-in (after the token was checked). */
-    async recordSignIn(who: Who): Promise<void> {
-      await deps.audit.record({ ...who, action: 'session.create', target: 'session', detail: {} });
+    /** Records a sign-in (after the token or the provider's answer was checked). */
+    async recordSignIn(who: Who, via: 'token' | 'oidc'): Promise<void> {
+      await deps.audit.record({ ...who, action: 'session.create', target: 'session', detail: { via } });
+    },
+
+    /** Records a refused sign-in or token: who is unknown, so only where from and why. */
+    async recordSignInFailure(from: string, detail: Readonly<Record<string, string | number | boolean>>): Promise<void> {
+      await deps.audit.record({ actor: 'anonymous', from, action: 'session.fail', target: 'session', detail });
     },
 
     /** Records a console sign-out. */
@@ -41,7 +47,16 @@ function auditOperations(deps: AdminDeps) {
 
 /** Every admin operation, bound to one set of dependencies. */
 export function createOperations(deps: AdminDeps) {
-  return { ...orgOperations(deps), ...keyOperations(deps), ...usageOperations(deps), ...auditOperations(deps) };
+  return {
+    ...orgOperations(deps),
+    ...keyOperations(deps),
+    ...usageOperations(deps),
+    ...auditOperations(deps),
+    ...adminOperations(deps),
+    ...budgetOperations(deps),
+    ...auditQueries(deps),
+    now: deps.now,
+  };
 }
 
 export type Operations = ReturnType<typeof createOperations>;

@@ -3,7 +3,7 @@
  * limit overrides, through the admin core.
  */
 import { parseArgs } from 'node:util';
-import { limitOption, listOption, type Command } from './context.js';
+import { limitOption, listOption, usageError, type Command } from './context.js';
 
 const options = {
   name: { type: 'string' },
@@ -39,4 +39,28 @@ const show: Command = async (args, { ops }) => ({ ...(await ops.showOrg(parse(ar
 
 const list: Command = async (_args, { ops }) => ({ orgs: await ops.listOrgs() });
 
-export const orgCommands: Readonly<Record<string, Command>> = { create, update, show, list };
+// `org budget <org> --tokens N|"" [--hard-stop] [--alerts 80,100]`: "" removes the budget.
+const budget: Command = async (args, { ops, who }) => {
+  const { values, positionals } = parseArgs({
+    args,
+    options: { tokens: { type: 'string' }, 'hard-stop': { type: 'boolean' }, alerts: { type: 'string' } },
+    allowPositionals: true,
+    strict: true,
+  });
+  if (values.tokens === undefined) return { org: positionals[0], budget: await ops.budgetOf(positionals[0]) };
+  const alerts = listOption(values.alerts)?.map((p) => (/^\d{1,4}$/.test(p) ? Number(p) : NaN));
+  if (alerts?.some(Number.isNaN)) throw usageError('--alerts must be whole percentages, such as 80,100');
+  return {
+    ...(await ops.setBudget(
+      positionals[0],
+      { monthlyTokens: limitOption('tokens', values.tokens), hardStop: values['hard-stop'] === true, alertPercents: alerts },
+      who,
+    )),
+  };
+};
+
+const disable: Command = async (args, { ops, who }) => ({ ...(await ops.disableOrg(parse(args).id, who)) });
+const enable: Command = async (args, { ops, who }) => ({ ...(await ops.enableOrg(parse(args).id, who)) });
+const remove: Command = async (args, { ops, who }) => ({ ...(await ops.deleteOrg(parse(args).id, who)) });
+
+export const orgCommands: Readonly<Record<string, Command>> = { create, update, show, list, budget, disable, enable, delete: remove };

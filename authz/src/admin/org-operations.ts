@@ -48,7 +48,14 @@ export function orgOperations(deps: AdminDeps) {
       const id = rules.orgId(input.id, 'id');
       const set = changes(input);
       const org: OrgProfile = {
-        id, name: '', models: [deps.config.modelId], endpoints: [...rules.KNOWN_ENDPOINTS], rpm: null, tpm: null, createdAt: deps.now(), ...set,
+        id,
+        name: '',
+        models: [deps.config.modelId],
+        endpoints: [...rules.KNOWN_ENDPOINTS],
+        rpm: null,
+        tpm: null,
+        createdAt: deps.now(),
+        ...set,
       };
       if (!(await deps.admin.createOrg(org))) throw new AdminError('conflict', `organization ${id} already exists`);
       const { name, models, endpoints, rpm, tpm } = org;
@@ -60,10 +67,41 @@ export function orgOperations(deps: AdminDeps) {
     async updateOrg(id: unknown, input: OrgChanges, who: Who): Promise<OrgView> {
       const org = await existingOrg(deps, id);
       const set = changes(input);
+      if (org.disabled && set.endpoints !== undefined)
+        throw new AdminError('conflict', `organization ${org.id} is disabled; enable it before changing its endpoints`);
       const updated: OrgProfile = { ...org, ...set };
       await deps.admin.saveOrg(updated);
       await deps.audit.record({ ...who, action: 'org.update', target: `org:${org.id}`, detail: set });
       return view(updated);
+    },
+
+    /** Disables an organization: every key is refused (no endpoints) until it is enabled; keys, usage and audit stay. */
+    async disableOrg(id: unknown, who: Who): Promise<OrgView> {
+      const org = await existingOrg(deps, id);
+      if (org.disabled) throw new AdminError('conflict', `organization ${org.id} is already disabled`);
+      const updated: OrgProfile = { ...org, endpoints: [], disabled: true, heldEndpoints: org.endpoints };
+      await deps.admin.saveOrg(updated);
+      await deps.audit.record({ ...who, action: 'org.disable', target: `org:${org.id}`, detail: { endpoints: org.endpoints } });
+      return view(updated);
+    },
+
+    /** Enables a disabled organization with the endpoints it had. */
+    async enableOrg(id: unknown, who: Who): Promise<OrgView> {
+      const org = await existingOrg(deps, id);
+      if (!org.disabled) throw new AdminError('conflict', `organization ${org.id} is not disabled`);
+      const updated: OrgProfile = { ...org, endpoints: org.heldEndpoints ?? [], disabled: false, heldEndpoints: [] };
+      await deps.admin.saveOrg(updated);
+      await deps.audit.record({ ...who, action: 'org.enable', target: `org:${org.id}`, detail: { endpoints: updated.endpoints } });
+      return view(updated);
+    },
+
+    /** Deletes a disabled organization and its keys; its usage and audit records stay. */
+    async deleteOrg(id: unknown, who: Who): Promise<{ id: string; deleted: true; keys: number }> {
+      const org = await existingOrg(deps, id);
+      if (!org.disabled) throw new AdminError('conflict', `disable organization ${org.id} before deleting it`);
+      const keys = await deps.admin.deleteOrg(org.id, deps.now());
+      await deps.audit.record({ ...who, action: 'org.delete', target: `org:${org.id}`, detail: { keys } });
+      return { id: org.id, deleted: true, keys };
     },
 
     /** One organization and how many keys it has. */

@@ -19,4 +19,5 @@ const exportUsage: Command = async (args, { ops, who, write }) => {
 };
 
 /** `usage …` and `usage export …`. */
-export const usageCommand: Command = (args, context) => (args[0] === 'export' ? exportUsage(args.slice(1), context) : totals(args, context));
+export const usageCommand: Command = (args, context) =>
+  args[0] === 'export' ? exportUsage(args.slice(1), context) : totals(args, context);

@@ -15,6 +15,8 @@ export interface OrgView {
   readonly rpmIsDefault: boolean;
   readonly tpmIsDefault: boolean;
   readonly createdAt: string;
+  /** A disabled organization's keys are all refused (403 endpoint_not_enabled). */
+  readonly disabled: boolean;
 }
 
 export type KeyStatus = 'active' | 'expired' | 'revoked';
@@ -41,6 +43,7 @@ export function orgView(org: OrgProfile, defaults: { rpm: number; tpm: number })
     rpmIsDefault: org.rpm === null,
     tpmIsDefault: org.tpm === null,
     createdAt: new Date(org.createdAt).toISOString(),
+    disabled: org.disabled === true,
   };
 }
 

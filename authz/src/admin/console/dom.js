@@ -36,7 +36,21 @@ export function show(main, node) {
   }
 }
 
-/** A date-time as the reader's local time. */
-export function when(iso) {
-  return iso ? new Date(iso).toLocaleString() : 'never';
+/** A date-time in UTC, said so (the charts and counters are UTC days too). */
+export function when(iso, none = 'never') {
+  return iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : none;
+}
+
+/** Wraps a wide table so it scrolls inside the page instead of widening it (phones). */
+export function scroll(table) {
+  return h(
+    'div',
+    { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': table.querySelector('caption')?.textContent ?? 'Table' },
+    table,
+  );
+}
+
+/** A whole number with thousands separators. */
+export function count(value) {
+  return new Intl.NumberFormat('en').format(value);
 }

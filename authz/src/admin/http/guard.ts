@@ -1,25 +1,32 @@
 /**
- * Who may call the admin API, decided before any handler runs: a bearer admin token or a live
- * session cookie authenticates; a state-changing request must come from this origin and, when
- * its credential is ambient, carry the session's CSRF token. Refusals are AdminHttpErrors.
+ * Who may call the admin API, decided before any handler runs: an administrator's bearer token
+ * or a live session cookie authenticates; the administrator's current role must include the
+ * operation's `x-required-role`; a state-changing request must come from this origin and, when
+ * its credential is the (ambient) cookie, carry the session's CSRF token. Refused tokens count
+ * toward the sign-in throttle. Refusals are AdminHttpErrors.
  */
 import type { FastifyRequest } from 'fastify';
+import type { Identity } from '../admin-operations.js';
+import { actorOf, roleAllows } from '../admin-operations.js';
 import type { Who } from '../deps.js';
+import type { Operations } from '../operations.js';
+import type { Role } from '../rules.js';
 import { AdminHttpError } from './problems.js';
-import { readCookie, sameSecret, SESSION_COOKIE, tokenMatches, type Session, type Sessions } from './sessions.js';
+import { readCookie, sameSecret, SESSION_COOKIE, type Session, type Sessions } from './sessions.js';
+import type { SignInThrottle } from './throttle.js';
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const ACTOR_NAME = /^[\w.@+ -]{1,100}$/;
 
-export interface GuardOptions {
-  readonly token: string;
+export interface GuardDeps {
+  readonly ops: Pick<Operations, 'authenticateToken' | 'identity'>;
   readonly sessions: Sessions;
-  readonly actorHeader: string | null;
+  readonly throttle: SignInThrottle;
 }
 
-/** The authenticated caller: who they are and the session, when they came with one. */
+/** The authenticated caller: who they are, their role, and the session when they came with one. */
 export interface Caller {
   readonly who: Who;
+  readonly admin: Identity;
   readonly session: Session | null;
 }
 
@@ -36,41 +43,47 @@ export function sameOrigin(request: FastifyRequest): boolean {
   return origin === `${request.protocol}://${request.headers.host ?? ''}`;
 }
 
-/** The SSO proxy's user when configured and present, else `fallback`. */
-export function actorOf(request: FastifyRequest, actorHeader: string | null, fallback: string): string {
-  const user = actorHeader === null ? undefined : request.headers[actorHeader];
-  if (typeof user === 'string' && ACTOR_NAME.test(user)) return `sso:${user}`;
-  return fallback;
+/** The token in `Authorization: Bearer <token>`, or null when the header is not that shape. */
+export function bearerToken(authorization: string | undefined): string | null {
+  const match = /^Bearer[ \t]+(\S{1,512})\s*$/i.exec(authorization ?? '');
+  return match ? match[1]! : null;
 }
 
-/** The session's CSRF token must come back in `x-csrf-token` on a state-changing request. */
-function checkCsrf(request: FastifyRequest, session: Session | null): void {
-  if (SAFE_METHODS.has(request.method)) return;
-  const csrf = request.headers['x-csrf-token'];
-  if (!session || typeof csrf !== 'string' || !sameSecret(csrf, session.csrfToken)) throw new AdminHttpError('csrf_rejected', 'x-csrf-token: missing or not this session\'s token');
+/** Checks `token`, counting and auditing a refusal; the administrator, or a 401. */
+export async function tokenIdentity(request: FastifyRequest, token: string | null, deps: GuardDeps): Promise<Identity> {
+  await deps.throttle.check(request.ip);
+  const admin = token === null ? null : await deps.ops.authenticateToken(token);
+  if (admin) return admin;
+  await deps.throttle.fail(request.ip, token === null ? 'malformed_authorization' : 'unknown_token');
+  throw new AdminHttpError('admin_unauthorized', 'not a valid administrator token');
 }
 
-/** True when `authorization` is `Bearer <the admin token>`. */
-export function bearerMatches(authorization: string | undefined, token: string): boolean {
-  const match = /^Bearer[ \t]+(\S+)\s*$/i.exec(authorization ?? '');
-  return match !== null && tokenMatches(match[1]!, token);
-}
-
-/**
- * Authenticates `request`, and for a state-changing one checks its origin and, where the
- * credential is ambient, its CSRF token. A session cookie is ambient; so is a bearer token an
- * SSO proxy adds for a signed-in browser (the request carries the proxy's user header): both
- * need the session's CSRF token. A script's own bearer token is not ambient.
- */
-export function authenticate(request: FastifyRequest, options: GuardOptions): Caller {
-  const from = request.ip;
-  const session = options.sessions.find(readCookie(request.headers.cookie, SESSION_COOKIE));
+/** Authenticates `request` for an operation that needs `role`; see the module comment. */
+export async function authenticate(request: FastifyRequest, role: Role, deps: GuardDeps): Promise<Caller> {
   const authorization = request.headers.authorization;
-  if (authorization !== undefined && !bearerMatches(authorization, options.token)) throw new AdminHttpError('admin_unauthorized', 'authorization: not a valid admin token');
-  if (authorization === undefined && !session) throw new AdminHttpError('admin_unauthorized', 'sign in with the admin token (POST /api/session) or send Authorization: Bearer <admin token>');
-  if (!SAFE_METHODS.has(request.method) && !sameOrigin(request)) throw new AdminHttpError('csrf_rejected', 'origin: requests must come from the console\'s own origin');
-  const viaProxy = options.actorHeader !== null && request.headers[options.actorHeader] !== undefined;
-  if (authorization === undefined || viaProxy) checkCsrf(request, session);
-  const actor = session?.actor ?? actorOf(request, options.actorHeader, 'token');
-  return { who: { actor, from }, session };
+  let session: Session | null = null;
+  let admin: Identity | null;
+  if (authorization !== undefined) {
+    admin = await tokenIdentity(request, bearerToken(authorization), deps);
+  } else {
+    session = await deps.sessions.find(readCookie(request.headers.cookie, SESSION_COOKIE));
+    admin = session && (await deps.ops.identity(session.admin));
+    if (!admin)
+      throw new AdminHttpError(
+        'admin_unauthorized',
+        'sign in (POST /api/session with your administrator token, or through single sign-on) or send Authorization: Bearer <administrator token>',
+      );
+  }
+  if (!SAFE_METHODS.has(request.method)) {
+    if (!sameOrigin(request)) throw new AdminHttpError('csrf_rejected', "origin: requests must come from the console's own origin");
+    const csrf = request.headers['x-csrf-token'];
+    if (session && (typeof csrf !== 'string' || !sameSecret(csrf, session.csrfToken)))
+      throw new AdminHttpError('csrf_rejected', "x-csrf-token: missing or not this session's token");
+  }
+  if (!roleAllows(admin.role, role))
+    throw new AdminHttpError(
+      'admin_forbidden',
+      `this needs the ${role} role; ${admin.name} is ${admin.role === 'viewer' ? 'a viewer' : `an ${admin.role}`}`,
+    );
+  return { who: { actor: actorOf(admin.name), from: request.ip }, admin, session };
 }

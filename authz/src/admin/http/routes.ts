@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods } from 'fastify';
 import { inlineRefs } from '../../../../openapi/refs.js';
 import { AdminHttpError } from './problems.js';
+import { role as parseRole, type Role } from '../rules.js';
 
 type Json = Record<string, any>;
 
@@ -19,6 +20,8 @@ export interface DocumentedOperation {
   readonly schema: FastifySchema;
   /** False when the operation declares `security: []` (signing in). */
   readonly authenticated: boolean;
+  /** The least role that may call it (`x-required-role`; viewer when absent). */
+  readonly role: Role;
 }
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'] as const;
@@ -55,7 +58,15 @@ export function documentedOperations(document: Json): DocumentedOperation[] {
       if (querystring) schema.querystring = { ...querystring, additionalProperties: false };
       if (headers) schema.headers = headers;
       const authenticated = !(Array.isArray(op.security) && op.security.length === 0);
-      operations.push({ operationId: op.operationId, method: method.toUpperCase() as HTTPMethods, url: path.replace(/\{([^}]+)\}/g, ':$1'), schema, authenticated });
+      const role = parseRole(op['x-required-role'] ?? 'viewer', `${op.operationId} x-required-role`);
+      operations.push({
+        operationId: op.operationId,
+        method: method.toUpperCase() as HTTPMethods,
+        url: path.replace(/\{([^}]+)\}/g, ':$1'),
+        schema,
+        authenticated,
+        role,
+      });
     }
   }
   return operations;
@@ -66,12 +77,13 @@ export function registerAdminRoutes<C>(
   app: FastifyInstance,
   document: Json,
   handlers: Readonly<Record<string, AdminHandler<C>>>,
-  authenticate: (request: FastifyRequest) => C,
+  authenticate: (request: FastifyRequest, role: Role) => Promise<C>,
 ): void {
   const operations = documentedOperations(document);
   const missing = operations.filter((op) => !handlers[op.operationId]).map((op) => op.operationId);
   const unknown = Object.keys(handlers).filter((id) => !operations.some((op) => op.operationId === id));
-  if (missing.length > 0 || unknown.length > 0) throw new Error(`admin handlers do not match the document: missing [${missing}], unknown [${unknown}]`);
+  if (missing.length > 0 || unknown.length > 0)
+    throw new Error(`admin handlers do not match the document: missing [${missing}], unknown [${unknown}]`);
   for (const op of operations) {
     const handler = handlers[op.operationId]!;
     app.route({
@@ -80,7 +92,7 @@ export function registerAdminRoutes<C>(
       schema: op.schema,
       // Authentication runs before the body is read or validated: nothing anonymous is parsed.
       onRequest: async (request) => {
-        if (op.authenticated) (request as FastifyRequest & { caller?: C }).caller = authenticate(request);
+        if (op.authenticated) (request as FastifyRequest & { caller?: C }).caller = await authenticate(request, op.role);
       },
       handler: (request, reply) => handler(request, reply, (request as FastifyRequest & { caller: C }).caller),
     });

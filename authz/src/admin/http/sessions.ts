@@ -1,27 +1,19 @@
 /**
- * Console sessions and the admin token, pure apart from the injected clock. The token is
- * compared in constant time (both sides hashed first, so lengths leak nothing). A session is a
- * random id in an HttpOnly, SameSite=Strict cookie plus a CSRF token the page sends back in a
- * header; sessions live in memory (a restart signs everyone out), bounded in number and age.
+ * Console sessions: a random id in an HttpOnly, SameSite=Strict cookie plus a CSRF token the
+ * page sends back in a header. They live in Redis (store/admin-sessions.ts), so a restart or a
+ * second replica keeps everyone signed in; a session names the administrator, whose role and
+ * enabled state are read on every request, so a demotion takes effect at once.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { SessionStore, StoredSession } from '../../store/admin-sessions.js';
 
 export const SESSION_COOKIE = 'ctg_admin';
-const MAX_SESSIONS = 1000;
 
-export interface Session {
+export interface Session extends StoredSession {
   readonly id: string;
-  readonly actor: string;
-  readonly csrfToken: string;
-  expiresAt: number;
 }
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
-
-/** True when `presented` is the admin token (constant time). */
-export function tokenMatches(presented: string, token: string): boolean {
-  return timingSafeEqual(digest(presented), digest(token));
-}
 
 /** Constant-time string equality for CSRF tokens. */
 export function sameSecret(a: string, b: string): boolean {
@@ -29,43 +21,37 @@ export function sameSecret(a: string, b: string): boolean {
 }
 
 export class Sessions {
-  private readonly sessions = new Map<string, Session>();
-
   constructor(
+    private readonly store: SessionStore,
     private readonly ttlMs: number,
-    private readonly now: () => number,
+    /** Adds `Secure` to the cookie (the console is served over HTTPS). */
+    private readonly secure: boolean,
   ) {}
 
-  /** Opens a session for `actor`; the oldest one goes when the table is full. */
-  open(actor: string): Session {
-    if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value!);
-    const session: Session = { id: randomBytes(32).toString('base64url'), actor, csrfToken: randomBytes(32).toString('base64url'), expiresAt: this.now() + this.ttlMs };
-    this.sessions.set(session.id, session);
+  /** Opens a session for administrator `admin`. */
+  async open(admin: string, via: 'token' | 'oidc'): Promise<Session> {
+    const session: Session = { id: randomBytes(32).toString('base64url'), admin, csrfToken: randomBytes(32).toString('base64url'), via };
+    await this.store.open(session.id, session, this.ttlMs);
     return session;
   }
 
   /** The live session with this id (its lifetime renewed), or null. */
-  find(id: string | undefined): Session | null {
-    const session = id === undefined ? undefined : this.sessions.get(id);
-    if (!session) return null;
-    if (session.expiresAt <= this.now()) {
-      this.sessions.delete(session.id);
-      return null;
-    }
-    session.expiresAt = this.now() + this.ttlMs;
-    return session;
+  async find(id: string | undefined): Promise<Session | null> {
+    if (id === undefined || !/^[\w-]{43}$/.test(id)) return null;
+    const stored = await this.store.find(id, this.ttlMs);
+    return stored && { ...stored, id };
   }
 
   /** Ends a session. */
-  close(id: string): void {
-    this.sessions.delete(id);
+  async close(id: string): Promise<void> {
+    await this.store.close(id);
   }
 
   /** The Set-Cookie value for a session (or for clearing it when `session` is null). */
   cookie(session: Session | null): string {
     const value = session ? session.id : '';
     const maxAge = session ? Math.floor(this.ttlMs / 1000) : 0;
-    return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}`;
+    return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${this.secure ? '; Secure' : ''}`;
   }
 }
 
