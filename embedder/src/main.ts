@@ -3,15 +3,18 @@
  * once, so /health answers while the model loads (/ready and /v1 say model_not_ready until then).
  * Stops gracefully on SIGTERM/SIGINT: in-flight requests finish, then the worker ends.
  */
-import { createAdmissionClient } from './admission-client.js';
-import { buildApp } from './app.js';
+import { openSettlementStore } from './settlement/store.js';
+import { buildApp } from './http/app.js';
 import { loadConfig } from './config.js';
-import { loadEngine } from './engine.js';
-import { createEmbedderMetrics, measureEngine } from './metrics.js';
-import { registerTracing, startTracing, traceAdmission, traceEngine } from './tracing.js';
+import { loadEngine } from './core/engine.js';
+import { modelFingerprint } from './model/fingerprint.js';
+import { createEmbedderMetrics, measureEngine, measureSettlement } from './telemetry/metrics.js';
+import { registerTracing, startTracing, traceEngine, traceSettlement } from './telemetry/tracing.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
+  // Once, before anything starts: every 200 names the exact files that produced its vectors.
+  const fingerprint = await modelFingerprint(config.modelDir);
   let stopping = false;
   const metrics = createEmbedderMetrics({ inputs: config.queueMaxInputs, tokens: config.queueMaxTokens });
   const onFatal = (err: Error): void => {
@@ -24,15 +27,18 @@ async function main(): Promise<void> {
   const { manifest, ready } = loaded;
   const measured = measureEngine(loaded.engine, metrics);
   const engine = tracing.enabled ? traceEngine(measured, tracing.tracer) : measured;
-  const client = createAdmissionClient({
-    address: config.authzAddress, timeoutMs: config.admissionTimeoutMs, recordAttempts: config.admissionRecordAttempts,
-  });
-  const admission = tracing.enabled ? traceAdmission(client, tracing.tracer) : client;
-  const app = buildApp({ config, engine, metrics, admission, draining: () => stopping });
+  // Each command bounded by the settlement's own wait: a stalled Redis fails the request closed.
+  const store = measureSettlement(openSettlementStore({ ...config.redis, timeoutMs: config.settlementTimeoutMs }), metrics);
+  const settlement = tracing.enabled ? traceSettlement(store, tracing.tracer) : store;
+  const app = buildApp({ config, engine, metrics, settlement, draining: () => stopping, modelFingerprint: fingerprint });
   if (tracing.enabled) registerTracing(app, tracing.tracer);
 
   ready.then(
-    () => app.log.info({ model: engine.modelId, pooling: manifest.pooling, nativeDimensions: manifest.nativeDimensions }, 'model ready'),
+    () =>
+      app.log.info(
+        { model: engine.modelId, fingerprint, pooling: manifest.pooling, nativeDimensions: manifest.nativeDimensions },
+        'model ready',
+      ),
     (err: Error) => {
       app.log.fatal({ err: { message: err.message } }, 'model failed to load; exiting');
       process.exit(1);
@@ -40,7 +46,7 @@ async function main(): Promise<void> {
   );
 
   // Graceful drain: /ready turns 503 and no new connection is accepted; requests in flight finish
-  // (their usage recorded through authz) within EMBEDDER_DRAIN_S, then the model worker ends.
+  // (their usage recorded) within EMBEDDER_DRAIN_S, then the model worker ends.
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
@@ -51,7 +57,7 @@ async function main(): Promise<void> {
     }, config.drainSeconds * 1000);
     deadline.unref();
     await app.close();
-    admission.close();
+    settlement.close();
     await engine.close();
     app.log.info({ event: 'drained' }, 'stopped');
     await tracing.shutdown().catch(() => undefined);

@@ -5,7 +5,7 @@
  * Zero-padding a unit vector keeps its length and every dot product with another padded vector,
  * so cosines are exactly those of the native vectors.
  */
-import type { Pooling } from './manifest.js';
+import type { Pooling } from '../../../contract/model-manifest.js';
 
 /** Shape of a [batch, seq, hidden] float32 output, row-major. */
 export interface HiddenState {

@@ -4,9 +4,11 @@
  */
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { EmbedRows } from '../batcher.js';
 import { disableOrtTelemetry } from './ort-telemetry.js';
 import type { FromWorker, ToWorker, WorkerSetup } from './worker-protocol.js';
+
+/** Embeds token-id rows, one vector per row in row order (the model's one operation; core/ batches the calls). */
+export type EmbedRows = (rows: readonly (readonly number[])[]) => Promise<Float32Array[]>;
 
 export interface ModelRunner {
   readonly embedRows: EmbedRows;

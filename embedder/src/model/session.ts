@@ -70,7 +70,7 @@ export async function openSession(modelPath: string, threads: number, outputName
       // One segment only, so every token type id is 0.
       if (wantsTypeIds) feeds.token_type_ids = new ort.Tensor('int64', new BigInt64Array(batch.ids.length), dims);
       const output = (await session.run(feeds, [outputName]))[outputName];
-      if (!output || output.type !== 'float32' || output.dims.length !== 3) {
+      if (output?.type !== 'float32' || output.dims.length !== 3) {
         throw new Error(`model output ${outputName} is not a float32 [batch, seq, hidden] tensor`);
       }
       const [b, s, hidden] = output.dims as [number, number, number];

@@ -1,5 +1,5 @@
 /** Messages between the main thread (model/runner.ts) and the model worker (model/worker.ts). */
-import type { Pooling } from './manifest.js';
+import type { Pooling } from '../../../contract/model-manifest.js';
 
 /** Everything the worker needs to open and run the model, passed as `workerData`. */
 export interface WorkerSetup {

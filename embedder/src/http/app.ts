@@ -6,24 +6,26 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import type { Admission } from './admission-client.js';
-import type { EmbedderConfig } from './config.js';
-import type { EmbeddingEngine } from './engine.js';
-import { BODY_LIMIT_BYTES, ProblemError, handleError, handleNotFound, sendProblem } from './errors.js';
+import type { SettlementStore } from '../settlement/store.js';
+import type { EmbedderConfig } from '../config.js';
+import type { EmbeddingEngine } from '../core/engine.js';
+import { ProblemError } from '../../../openapi/problems.js';
+import { BODY_LIMIT_BYTES, handleError, handleNotFound, sendProblem } from './errors.js';
 import { createEmbeddingsHandler } from './handlers/embeddings.js';
 import { getHealth, readyHandler } from './handlers/health.js';
 import { parseJsonBody } from './json-body.js';
 import { metricsHandler } from './handlers/metrics.js';
-import type { EmbedderMetrics } from './metrics.js';
+import type { EmbedderMetrics } from '../telemetry/metrics.js';
 import { JSON_MEDIA_TYPE, registerMethodNotAllowed, registerOperations } from './openapi-routes.js';
-import { CountsOnlyLogController, outcomeOf, safeSerializers } from './request-log.js';
-import { REQUEST_ID_RULE } from './settlement.js';
+import { CountsOnlyLogController, outcomeOf, safeSerializers } from '../telemetry/request-log.js';
+import { REQUEST_ID_RULE } from '../settlement/settlement.js';
+import { requireGrant } from './grant.js';
 
 export interface AppDeps {
-  readonly config: Pick<EmbedderConfig, 'logLevel' | 'retryAfterSeconds'>;
+  readonly config: Pick<EmbedderConfig, 'logLevel' | 'retryAfterSeconds' | 'grantSecret' | 'settlementTimeoutMs' | 'metricsToken'>;
   readonly engine: EmbeddingEngine;
-  /** authz's Admission service: token limits before the work, usage before the answer. */
-  readonly admission: Admission;
+  /** The settlement on Redis: token limits before the work, usage before the answer. */
+  readonly settlement: SettlementStore;
   /** This app's metrics (its own registry); the engine's batches should report to the same. */
   readonly metrics: EmbedderMetrics;
   /** Where log lines go (tests capture them); stdout when absent. */
@@ -32,11 +34,13 @@ export interface AppDeps {
   readonly draining?: () => boolean;
   /** The clock for `created`; tests pass a fixed one. */
   readonly now?: () => number;
+  /** The served model's fingerprint (`x-model-fingerprint`); main.ts computes it at start-up. */
+  readonly modelFingerprint?: string;
 }
 
 /** The longest client request id echoed back (the document's RequestId maxLength). */
 /** Echoes a client `x-request-id` that meets the gateway's rule, else makes a UUID: a bad id is never echoed. */
-export function requestIdFor(req: IncomingMessage): string {
+function requestIdFor(req: IncomingMessage): string {
   const sent = req.headers['x-request-id'];
   return typeof sent === 'string' && REQUEST_ID_RULE.test(sent) ? sent : randomUUID();
 }
@@ -55,7 +59,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       // dropped (`additionalProperties: false` + removeAdditional), as the spec says.
       customOptions: { coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false },
     },
-    frameworkErrors: (error, _request, reply) => sendProblem(reply, new ProblemError('invalid_body', error.code === 'FST_ERR_BAD_URL' ? 'url: is not valid' : 'request: could not be read')),
+    frameworkErrors: (error, _request, reply) =>
+      sendProblem(
+        reply,
+        new ProblemError('invalid_body', error.code === 'FST_ERR_BAD_URL' ? 'url: is not valid' : 'request: could not be read'),
+      ),
   });
 
   // A media type containing "json" is parsed as JSON (spec rule 1) by the gateway's one strict
@@ -85,16 +93,22 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     });
   });
   deps.metrics.watchQueue(() => ({ inputs: deps.engine.queuedInputs(), tokens: deps.engine.queuedTokens() }));
+  requireGrant(app, ['/v1/embeddings'], deps.config.grantSecret, deps.config.retryAfterSeconds);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
   registerOperations(app, {
-    createEmbeddings: createEmbeddingsHandler(deps.engine, deps.admission, deps.config.retryAfterSeconds, deps.now),
+    createEmbeddings: createEmbeddingsHandler(deps.engine, deps.settlement, {
+      retryAfterSeconds: deps.config.retryAfterSeconds,
+      settlementTimeoutMs: deps.config.settlementTimeoutMs,
+      now: deps.now,
+      modelFingerprint: deps.modelFingerprint,
+    }),
     getHealth,
   });
-  app.get('/ready', readyHandler(deps.engine, deps.config.retryAfterSeconds, deps.draining));
+  app.get('/ready', readyHandler(deps.engine, deps.settlement, deps.config.retryAfterSeconds, deps.draining));
   registerMethodNotAllowed(app, '/ready', ['GET']);
-  app.get('/metrics', metricsHandler(deps.metrics));
+  app.get('/metrics', metricsHandler(deps.metrics, deps.config.metricsToken));
   registerMethodNotAllowed(app, '/metrics', ['GET']);
   return app;
 }

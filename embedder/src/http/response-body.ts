@@ -5,7 +5,7 @@
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { trace } from '@opentelemetry/api';
-import type { components } from '../../openapi/generated/schema.js';
+import type { components } from '../../../openapi/generated/schema.js';
 import { encodeVector, type EncodingFormat } from './encoding.js';
 
 type EmbeddingResponse = components['schemas']['EmbeddingResponse'];
@@ -18,8 +18,11 @@ const SLICE_MS = 10;
 /** Renders the response JSON for `vectors` in input order (a "serialize" span when tracing is on). */
 export function renderEmbeddingResponse(head: ResponseHead, vectors: readonly Float32Array[], format: EncodingFormat): Promise<string> {
   // The global tracer: a no-op unless tracing.ts registered the SDK.
-  return trace.getTracer('embedder').startActiveSpan('serialize', { attributes: { 'embedder.vectors': vectors.length, 'embedder.encoding_format': format } }, (span) =>
-    render(head, vectors, format).finally(() => span.end()));
+  return trace
+    .getTracer('embedder')
+    .startActiveSpan('serialize', { attributes: { 'embedder.vectors': vectors.length, 'embedder.encoding_format': format } }, (span) =>
+      render(head, vectors, format).finally(() => span.end()),
+    );
 }
 
 async function render(head: ResponseHead, vectors: readonly Float32Array[], format: EncodingFormat): Promise<string> {

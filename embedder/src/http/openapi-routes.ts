@@ -6,9 +6,9 @@
  * and the spec's "Content-Type must contain json" rule for operations with a JSON body.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods, RouteHandlerMethod } from 'fastify';
-import { openapiDocument } from '../../openapi/document.js';
-import { inlineRefs } from '../../openapi/refs.js';
-import { ProblemError } from './errors.js';
+import { openapiDocument } from '../../../openapi/document.js';
+import { inlineRefs } from '../../../openapi/refs.js';
+import { ProblemError } from '../../../openapi/problems.js';
 
 /** Handlers by operationId; every operation of the document must have one and vice versa. */
 export type OperationHandlers = Readonly<Record<string, RouteHandlerMethod>>;
@@ -70,7 +70,11 @@ export function registerOperations(app: FastifyInstance, handlers: OperationHand
     });
   }
   for (const url of new Set(operations.map((op) => op.url))) {
-    registerMethodNotAllowed(app, url, operations.filter((op) => op.url === url).map((op) => op.method));
+    registerMethodNotAllowed(
+      app,
+      url,
+      operations.filter((op) => op.url === url).map((op) => op.method),
+    );
   }
 }
 

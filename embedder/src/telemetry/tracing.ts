@@ -2,20 +2,30 @@
  * The embedder's traces: the only module that imports the OpenTelemetry SDK. Off unless
  * OTEL_EXPORTER_OTLP_ENDPOINT is set; then each request is a SERVER span continuing the
  * `traceparent` Envoy sends, with the engine's work ("embed": tokenize, queue, inference), the
- * Admission calls to authz (which continue the trace there) and the response's serialisation
+ * settlement's Redis calls (admit, record, refund) and the response's serialisation
  * as children, exported over OTLP/HTTP (protobuf).
  *
  * Invariant: attributes are route templates, methods from a fixed list, statuses, catalogue
  * codes and counts. No input text, body field, URL or header value is ever an attribute or an
  * event; a span's name is a template too.
  */
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace, type Context, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  context,
+  propagation,
+  trace,
+  type Context,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Admission } from './admission-client.js';
-import type { EmbeddingEngine, EmbedOutcome } from './engine.js';
+import type { SettlementStore } from '../settlement/store.js';
+import type { EmbeddingEngine } from '../core/engine.js';
 import { methodLabel, routeLabel } from './metrics.js';
 import { outcomeOf } from './request-log.js';
 
@@ -68,10 +78,14 @@ export function registerTracing(app: FastifyInstance, tracer: Tracer): void {
     const parent = propagation.extract(ROOT_CONTEXT, request.headers);
     const method = methodLabel(request.method);
     const route = routeLabel(request.routeOptions.url);
-    const span = tracer.startSpan(`${method} ${route}`, {
-      kind: SpanKind.SERVER,
-      attributes: { 'http.request.method': method, 'http.route': route },
-    }, parent);
+    const span = tracer.startSpan(
+      `${method} ${route}`,
+      {
+        kind: SpanKind.SERVER,
+        attributes: { 'http.request.method': method, 'http.route': route },
+      },
+      parent,
+    );
     open.set(request, { span, context: trace.setSpan(parent, span) });
     done();
   });
@@ -97,32 +111,38 @@ export function registerTracing(app: FastifyInstance, tracer: Tracer): void {
 }
 
 /**
- * The Admission client, each call a CLIENT span ("admission Admit", "admission Record",
- * "admission Refund") whose context the client sends on to authz as `traceparent`.
+ * The settlement store, each call a CLIENT span on Redis ("settle admit", "settle record",
+ * "settle refund", "settle status") with the outcome; ids and counts only, never text.
  */
-export function traceAdmission(admission: Admission, tracer: Tracer): Admission {
-  const traced = <T>(method: 'Admit' | 'Record' | 'Refund', run: () => Promise<T>): Promise<T> =>
-    tracer.startActiveSpan(`admission ${method}`, {
-      kind: SpanKind.CLIENT,
-      attributes: { 'rpc.system': 'grpc', 'rpc.service': 'ctg.admission.v1.Admission', 'rpc.method': method },
-    }, async (span) => {
-      try {
-        const result = await run();
-        const kind = (result as { kind?: unknown } | undefined)?.kind;
-        if (typeof kind === 'string') span.setAttribute('admission.outcome', kind);
-        return result;
-      } catch (error) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: 'admission unavailable' });
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
+export function traceSettlement(store: SettlementStore, tracer: Tracer): SettlementStore {
+  const traced = <T>(operation: 'admit' | 'record' | 'refund' | 'status', run: () => Promise<T>): Promise<T> =>
+    tracer.startActiveSpan(
+      `settle ${operation}`,
+      {
+        kind: SpanKind.CLIENT,
+        attributes: { 'db.system': 'redis', 'db.operation.name': `FCALL ctg_${operation}` },
+      },
+      async (span) => {
+        try {
+          const result = await run();
+          const kind = typeof result === 'string' ? result : (result as { kind?: unknown } | undefined)?.kind;
+          if (typeof kind === 'string' && operation !== 'status') span.setAttribute('settlement.outcome', kind);
+          return result;
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: 'settlement unavailable' });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+    );
   return {
-    admit: (ticket) => traced('Admit', () => admission.admit(ticket)),
-    record: (ticket) => traced('Record', () => admission.record(ticket)),
-    refund: (ticket) => traced('Refund', () => admission.refund(ticket)),
-    close: () => admission.close(),
+    admit: (grant, model, tokens, now) => traced('admit', () => store.admit(grant, model, tokens, now)),
+    record: (grant, model, usage, deadline) => traced('record', () => store.record(grant, model, usage, deadline)),
+    refund: (grant, model, now) => traced('refund', () => store.refund(grant, model, now)),
+    status: (grant) => traced('status', () => store.status(grant)),
+    isReady: () => store.isReady(),
+    close: () => store.close(),
   };
 }
 
@@ -162,7 +182,8 @@ export function traceEngine(engine: EmbeddingEngine, tracer: Tracer): EmbeddingE
 }
 
 function phaseSpans(tracer: Tracer, timing: EngineTiming, started: number, ended: number): void {
-  const ms = (value: number | undefined): number | undefined => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined);
+  const ms = (value: number | undefined): number | undefined =>
+    typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : undefined;
   const phase = (name: string, from: number, duration: number): void => tracer.startSpan(name, { startTime: from }).end(from + duration);
   const tokenize = ms(timing.tokenizeMs);
   const inference = ms(timing.inferenceMs);

@@ -122,7 +122,12 @@ export class TenantQueues<T extends Queued> {
     if (!lead) return [];
     const [leadName, leadQueue] = lead;
     this.advance(leadQueue.served);
-    const picked = new Set(selectBatch(leadQueue.entries.map((e) => e.row.length), this.bounds));
+    const picked = new Set(
+      selectBatch(
+        leadQueue.entries.map((e) => e.row.length),
+        this.bounds,
+      ),
+    );
     const batch = leadQueue.entries.filter((_, i) => picked.has(i));
     leadQueue.entries = leadQueue.entries.filter((_, i) => !picked.has(i));
     this.charge(leadName, leadQueue, batch);

@@ -3,12 +3,12 @@
  * `EmbeddingEngine` interface; refusals (too long, overloaded, not ready) are values.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { Batcher, type BatchLimits, type BatchObserver, type EmbedRows } from './batcher.js';
+import { Batcher, type BatchLimits, type BatchObserver } from './batcher.js';
 import { admitInput, contextLengthMessage, instructed, type TruncationPolicy } from './tokens.js';
-import { API_DIMENSIONS, readManifest, type ModelManifest } from './model/manifest.js';
-import { startModelRunner } from './model/runner.js';
-import { loadTokenizer, type ModelTokenizer } from './model/tokenizer.js';
-import type { EmbedderConfig } from './config.js';
+import { API_DIMENSIONS, readManifest, type ModelManifest } from '../../../contract/model-manifest.js';
+import { startModelRunner, type EmbedRows } from '../model/runner.js';
+import { loadTokenizer, type ModelTokenizer } from '../model/tokenizer.js';
+import type { EmbedderConfig } from '../config.js';
 
 export interface EmbedRequest {
   /** Who the work is for (the organization); the batcher shares the model fairly between tenants. */
@@ -25,8 +25,21 @@ export interface EmbedRequest {
   readonly admit?: (promptTokens: number) => Promise<boolean>;
 }
 
+/** An input that `truncate_prompt_tokens` shortened: its index and its token count before the cut. */
+export interface TruncatedInput {
+  readonly index: number;
+  readonly tokens: number;
+}
+
 export type EmbedOutcome =
-  | { readonly kind: 'embedded'; readonly vectors: Float32Array[]; readonly promptTokens: number; readonly timing: EmbedTiming }
+  | {
+      readonly kind: 'embedded';
+      readonly vectors: Float32Array[];
+      readonly promptTokens: number;
+      readonly timing: EmbedTiming;
+      /** The inputs truncation cut, in input order (empty when none was); truncation is never silent. */
+      readonly truncated?: readonly TruncatedInput[];
+    }
   | { readonly kind: 'too_long'; readonly detail: string }
   | { readonly kind: 'overloaded' }
   | { readonly kind: 'not_ready' }
@@ -88,11 +101,13 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
       if (!parts.isReady()) return { kind: 'not_ready' };
       const tokenizeStart = performance.now();
       const rows: number[][] = [];
+      const truncated: TruncatedInput[] = [];
       let sliceStart = tokenizeStart;
       for (const input of request.inputs) {
         const ids = tokenizer.encode(instructed(input, request.inputType, manifest));
         const admitted = admitInput(ids, request.policy, manifest.maxTokens, tokenizer.closingSpecialTokens);
         if (!admitted.ok) return { kind: 'too_long', detail: contextLengthMessage(admitted.requested, manifest.maxTokens) };
+        if (admitted.cutFrom !== undefined) truncated.push({ index: rows.length, tokens: admitted.cutFrom });
         rows.push(admitted.ids);
         if (performance.now() - sliceStart > TOKENIZE_SLICE_MS) {
           await yieldToLoop();
@@ -106,7 +121,7 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
       const outcome = await batcher.submit(request.tenant, rows, request.signal);
       if (!outcome.ok) return { kind: outcome.reason };
       const timing = { tokenizeMs, queueMs: outcome.queueMs, inferenceMs: outcome.inferenceMs };
-      return { kind: 'embedded', vectors: outcome.vectors, promptTokens, timing };
+      return { kind: 'embedded', vectors: outcome.vectors, promptTokens, timing, truncated };
     },
     close: parts.close ?? (async () => undefined),
   };

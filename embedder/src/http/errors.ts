@@ -4,24 +4,12 @@
  * parsing, size) are mapped here; anything unexpected is a 500 that says nothing of the request.
  */
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { PROBLEM_CONTENT_TYPE, catalogue, problem, type ProblemCode } from '../../openapi/problems.js';
-import { noteOutcome } from './request-log.js';
-import { validationDetail, type SchemaError } from './validation-messages.js';
+import { PROBLEM_CONTENT_TYPE, ProblemError, catalogue, problem } from '../../../openapi/problems.js';
+import { noteOutcome } from '../telemetry/request-log.js';
+import { validationDetail, type SchemaError } from '../../../openapi/validation-messages.js';
 
 /** The body limit the spec sets for every /v1 request: 1 MiB. */
 export const BODY_LIMIT_BYTES = 1_048_576;
-
-/** A refusal the handlers raise on purpose: a catalogue code, a detail, optional headers. */
-export class ProblemError extends Error {
-  constructor(
-    readonly code: ProblemCode,
-    readonly detail?: string,
-    readonly headers: Readonly<Record<string, string>> = {},
-  ) {
-    super(detail ?? code);
-    this.name = 'ProblemError';
-  }
-}
 
 /** Sends the problem response for `code`. */
 export function sendProblem(reply: FastifyReply, error: ProblemError): FastifyReply {
@@ -39,7 +27,7 @@ const FASTIFY_CODES: Readonly<Record<string, () => ProblemError>> = {
 };
 
 /** Maps any error to the problem the client gets (pure; the handler logs and sends). */
-export function toProblem(error: FastifyError | Error): ProblemError {
+function toProblem(error: FastifyError | Error): ProblemError {
   if (error instanceof ProblemError) return error;
   const fastifyError = error as FastifyError;
   if (fastifyError.validation) {

@@ -42,20 +42,33 @@ export function truncateIds(ids: readonly number[], keep: number, closing: numbe
   return ids.slice(0, Math.max(0, keep - tail.length)).concat(tail);
 }
 
-/** One input's ids after the policy, or the count that made it too long. */
-export type AdmittedInput = { readonly ok: true; readonly ids: number[] } | { readonly ok: false; readonly requested: number };
+/**
+ * One input's ids after the policy (with `cutFrom`, its token count before a truncation cut it),
+ * or the count that made it too long.
+ */
+export type AdmittedInput =
+  | { readonly ok: true; readonly ids: number[]; readonly cutFrom?: number }
+  | { readonly ok: false; readonly requested: number };
 
 /** Applies the policy to one encoded input. */
 export function admitInput(ids: number[], policy: TruncationPolicy, maxTokens: number, closing: number): AdmittedInput {
-  if (policy.kind === 'keep') return { ok: true, ids: truncateIds(ids, policy.tokens, closing) };
+  if (policy.kind === 'keep') {
+    return ids.length > policy.tokens
+      ? { ok: true, ids: truncateIds(ids, policy.tokens, closing), cutFrom: ids.length }
+      : { ok: true, ids };
+  }
   return ids.length > maxTokens ? { ok: false, requested: ids.length } : { ok: true, ids };
 }
 
 /** The text the model sees: the role's instruction, then the input. */
-export function instructed(text: string, inputType: 'query' | 'document' | undefined, instructions: {
-  readonly queryInstruction: string;
-  readonly documentInstruction: string;
-}): string {
+export function instructed(
+  text: string,
+  inputType: 'query' | 'document' | undefined,
+  instructions: {
+    readonly queryInstruction: string;
+    readonly documentInstruction: string;
+  },
+): string {
   // `document` and no input_type must give the same vector, so both take the document prefix.
   return (inputType === 'query' ? instructions.queryInstruction : instructions.documentInstruction) + text;
 }

@@ -4,18 +4,18 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FastifyReply, FastifyRequest, RouteHandlerMethod } from 'fastify';
-import { JSON_CONTENT_TYPE } from '../../../openapi/problems.js';
-import type { components } from '../../../openapi/generated/schema.js';
-import { IDENTITY_HEADERS } from '../../../authz/src/headers.js';
-import type { EmbeddingEngine, EmbedOutcome, EmbedRequest } from '../engine.js';
-import { ProblemError } from '../errors.js';
-import { API_DIMENSIONS } from '../model/manifest.js';
-import { noteOutcome } from '../request-log.js';
+import { JSON_CONTENT_TYPE, ProblemError } from '../../../../openapi/problems.js';
+import type { components } from '../../../../openapi/generated/schema.js';
+import type { EmbeddingEngine, EmbedOutcome, EmbedRequest } from '../../core/engine.js';
+import { API_DIMENSIONS } from '../../../../contract/model-manifest.js';
+import { noteOutcome } from '../../telemetry/request-log.js';
 import { renderEmbeddingResponse, type ResponseHead } from '../response-body.js';
 import { timingHeaders } from '../timing-headers.js';
-import { truncationPolicy, type TruncationPolicy } from '../tokens.js';
-import type { Admission } from '../admission-client.js';
-import { Settlement, admissionIdOf, identityOf } from '../settlement.js';
+import { fingerprintHeaders, truncationHeaders } from '../result-headers.js';
+import { inputTypeOf } from '../input-type.js';
+import { truncationPolicy, type TruncationPolicy } from '../../core/tokens.js';
+import { RequestSettlement } from '../../settlement/settlement.js';
+import type { SettlementStore } from '../../settlement/store.js';
 
 type EmbeddingRequest = components['schemas']['EmbeddingRequest'];
 
@@ -27,7 +27,7 @@ const NOT_ENABLED = 'The organization has no access to the requested model, or i
  * organization may not use the model, or when the request did not pass authz): the embedder
  * serves that model and nothing else, so no parse of the body elsewhere can widen access.
  */
-export function checkRequest(
+function checkRequest(
   body: EmbeddingRequest,
   engine: Pick<EmbeddingEngine, 'modelId' | 'maxTokens'>,
   grantedModel: string | undefined,
@@ -38,7 +38,8 @@ export function checkRequest(
     // The detail never repeats the requested model: it is client text.
     throw new ProblemError('model_not_enabled', NOT_ENABLED);
   }
-  if (body.dimensions !== undefined) {
+  // null is the OpenAI SDKs' "not set" (LanceDB sends it); any integer, 1024 included, is refused.
+  if (body.dimensions !== undefined && body.dimensions !== null) {
     throw new ProblemError(
       'invalid_request',
       `dimensions is not supported: this model always returns ${API_DIMENSIONS}-dimensional vectors.`,
@@ -48,12 +49,19 @@ export function checkRequest(
 }
 
 /** The engine's refusals as problems; `retry-after` on the 503s (plus the token headers). */
-function refusal(outcome: Exclude<EmbedOutcome, { kind: 'embedded' | 'cancelled' | 'refused' }>, retryAfter: number, headers: Record<string, string>): ProblemError {
+function refusal(
+  outcome: Exclude<EmbedOutcome, { kind: 'embedded' | 'cancelled' | 'refused' }>,
+  retryAfter: number,
+  headers: Record<string, string>,
+): ProblemError {
   const wait = { ...headers, 'retry-after': String(retryAfter) };
   switch (outcome.kind) {
-    case 'too_long': return new ProblemError('invalid_request', outcome.detail, headers);
-    case 'overloaded': return new ProblemError('overloaded', 'The embedding queue is full; retry later.', wait);
-    case 'not_ready': return new ProblemError('model_not_ready', 'The model is still loading; retry later.', wait);
+    case 'too_long':
+      return new ProblemError('invalid_request', outcome.detail, headers);
+    case 'overloaded':
+      return new ProblemError('overloaded', 'The embedding queue is full; retry later.', wait);
+    case 'not_ready':
+      return new ProblemError('model_not_ready', 'The model is still loading; retry later.', wait);
   }
 }
 
@@ -62,7 +70,10 @@ function refusal(outcome: Exclude<EmbedOutcome, { kind: 'embedded' | 'cancelled'
  * refunds the charged tokens whenever the outcome is not an embedding.
  */
 async function embedSettled(
-  engine: EmbeddingEngine, settlement: Settlement, request: Omit<EmbedRequest, 'admit'>, onRefundError: (error: unknown) => void,
+  engine: EmbeddingEngine,
+  settlement: RequestSettlement,
+  request: Omit<EmbedRequest, 'admit'>,
+  onRefundError: (error: unknown) => void,
 ): Promise<EmbedOutcome> {
   let outcome: EmbedOutcome;
   try {
@@ -75,24 +86,33 @@ async function embedSettled(
   return outcome;
 }
 
+export interface EmbeddingsOptions {
+  readonly retryAfterSeconds: number;
+  /** How long one admit, and one record (retries included), may take. */
+  readonly settlementTimeoutMs: number;
+  /** The clock for `created`; tests pass a fixed one. */
+  readonly now?: () => number;
+  /** `x-model-fingerprint` (model/fingerprint.ts), computed at start-up. */
+  readonly modelFingerprint?: string;
+}
+
 /**
- * Builds the handler for `engine`: validate, tokenize, admit the tokens with authz, embed,
- * record the usage, answer. Every path that charged tokens and will not answer 200 refunds them.
+ * Builds the handler for `engine`: validate, tokenize, admit the tokens on Redis, embed, record
+ * the usage, answer. Every path that charged tokens and will not answer 200 refunds them. The
+ * request's grant was verified before its body was read (grant.ts).
  */
-export function createEmbeddingsHandler(
-  engine: EmbeddingEngine,
-  admission: Admission,
-  retryAfterSeconds: number,
-  now: () => number = Date.now,
-): RouteHandlerMethod {
+export function createEmbeddingsHandler(engine: EmbeddingEngine, store: SettlementStore, options: EmbeddingsOptions): RouteHandlerMethod {
+  const { retryAfterSeconds } = options;
+  const now = options.now ?? Date.now;
   return async (request: FastifyRequest, reply: FastifyReply) => {
     const body = request.body as EmbeddingRequest;
-    const grant = request.headers[IDENTITY_HEADERS.model];
-    const policy = checkRequest(body, engine, typeof grant === 'string' ? grant : undefined);
-    const identity = identityOf(request.headers);
-    if (!identity) throw new ProblemError('model_not_enabled', NOT_ENABLED);
-    const ids = { admissionId: admissionIdOf(request.headers), requestId: request.id };
-    const settlement = new Settlement(admission, identity, ids, body.model, retryAfterSeconds);
+    const grant = request.grant;
+    if (!grant) throw new ProblemError('internal_error', 'The request reached the handler without a grant.');
+    const policy = checkRequest(body, engine, grant.model || undefined);
+    const settlement = new RequestSettlement(store, grant, body.model, request.id, {
+      timeoutMs: options.settlementTimeoutMs,
+      retryAfterSeconds,
+    });
     const inputs = typeof body.input === 'string' ? [body.input] : body.input;
     noteOutcome(request, { inputs: inputs.length });
 
@@ -101,8 +121,14 @@ export function createEmbeddingsHandler(
     reply.raw.once('close', () => {
       if (!reply.raw.writableFinished) gone.abort();
     });
-    const refundFailed = (error: unknown) => request.log.warn({ event: 'refund_failed', reason: (error as Error).message }, 'token refund failed');
-    const outcome = await embedSettled(engine, settlement, { tenant: identity.org, inputs, inputType: body.input_type, policy, signal: gone.signal }, refundFailed);
+    const refundFailed = (error: unknown) =>
+      request.log.warn({ event: 'refund_failed', reason: (error as Error).message }, 'token refund failed');
+    const outcome = await embedSettled(
+      engine,
+      settlement,
+      { tenant: grant.org, inputs, inputType: inputTypeOf(body.input_type, request.headers), policy, signal: gone.signal },
+      refundFailed,
+    );
     if (outcome.kind === 'refused') throw settlement.refusal!;
     if (outcome.kind === 'cancelled') {
       request.log.info('client went away; its queued inputs were dropped');
@@ -126,7 +152,13 @@ export function createEmbeddingsHandler(
     });
     // Durable before the response leaves: no 200 without its usage record.
     await settlement.record();
-    return reply.type(JSON_CONTENT_TYPE).headers(settlement.headers).headers(timingHeaders(outcome.timing))
-      .header('x-usage-total-tokens', String(outcome.promptTokens)).send(json);
+    return reply
+      .type(JSON_CONTENT_TYPE)
+      .headers(settlement.headers)
+      .headers(timingHeaders(outcome.timing))
+      .headers(fingerprintHeaders(options.modelFingerprint))
+      .headers(truncationHeaders(outcome.truncated))
+      .header('x-usage-total-tokens', String(outcome.promptTokens))
+      .send(json);
   };
 }

@@ -18,7 +18,7 @@ export function toBase64(vector: Float32Array): string {
   if (LITTLE_ENDIAN_HOST) return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64');
   // Big-endian hosts must reorder each value's bytes; the wire format is little-endian.
   const view = new DataView(new ArrayBuffer(vector.byteLength));
-  vector.forEach((value, i) => view.setFloat32(i * 4, value, true));
+  for (const [i, value] of vector.entries()) view.setFloat32(i * 4, value, true);
   return Buffer.from(view.buffer).toString('base64');
 }
 

@@ -7,10 +7,8 @@
  *
  * The model and the clock are injected (`EmbedRows`, `now`), so the policy is unit-tested with fakes.
  */
+import type { EmbedRows } from '../model/runner.js';
 import { TenantQueues, type QueueBounds } from './tenant-queues.js';
-
-/** Embeds token-id rows, one vector per row in row order. */
-export type EmbedRows = (rows: readonly (readonly number[])[]) => Promise<Float32Array[]>;
 
 /** The batch budget and the queue bounds (see QueueBounds). */
 export type BatchLimits = QueueBounds;
@@ -104,7 +102,10 @@ export class Batcher {
           reject(err);
         },
       };
-      this.queues.push(tenant, rows.map((row, index) => ({ job, index, row })));
+      this.queues.push(
+        tenant,
+        rows.map((row, index) => ({ job, index, row })),
+      );
       signal?.addEventListener('abort', () => this.drop(job, { ok: false, reason: 'cancelled' }), { once: true });
       this.pump();
     });

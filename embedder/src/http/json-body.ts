@@ -5,7 +5,7 @@
  * levels of nesting, and no prototype-poisoning keys. A refusal names `body`; no part of the
  * body is ever echoed.
  */
-import { ProblemError } from './errors.js';
+import { ProblemError } from '../../../openapi/problems.js';
 
 /** A valid embedding request nests two levels (object → array); ignored fields get some slack. */
 export const MAX_JSON_DEPTH = 32;
@@ -52,7 +52,8 @@ export function nestingDepth(text: string): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) deepest = Math.max(deepest, ++depth);
