@@ -32,6 +32,10 @@ export const localReplies: Readonly<Record<string, LocalReply>> = Object.freeze(
     code: 'authorization_unavailable',
     detail: 'The authorization service cannot be reached; retry after the retry-after seconds.',
   },
+  PROBLEM_SOURCE_RATE_LIMITED: {
+    code: 'rate_limit_exceeded',
+    detail: 'Too many requests from this network address; retry after the retry-after seconds.',
+  },
   PROBLEM_INTERNAL_ERROR: { code: 'internal_error', detail: 'The gateway failed unexpectedly.' },
 });
 

@@ -5,13 +5,19 @@
  * CLI: `npx tsx envoy/render.ts <out.yaml>`, reading GATEWAY_PORT, GATEWAY_HOST,
  * GATEWAY_HOST_V6, ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT,
  * TLS_CERT_FILE, TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S, RETRY_AFTER_SECONDS,
- * REQUEST_TIMEOUT_S, CONNECTION_IDLE_TIMEOUT_S, ENVOY_MAX_CONNECTIONS and ENVOY_MAX_HEAP_MB
- * from the environment; EMBEDDER_ENDPOINTS / AUTHZ_ENDPOINTS (`ip:port,ip:port`) list several
- * replicas instead of one.
+ * REQUEST_TIMEOUT_S, CONNECTION_IDLE_TIMEOUT_S, ENVOY_MAX_CONNECTIONS, ENVOY_MAX_HEAP_MB,
+ * ENVOY_PER_SOURCE_RPS and AUTHZ_CALLER_TOKEN_FILE (default .local/authz-caller-token, read when
+ * it exists) from the environment; EMBEDDER_ENDPOINTS / AUTHZ_ENDPOINTS (`host:port,host:port`)
+ * list several replicas instead of one. An upstream given by IPv4 address is a STATIC cluster;
+ * one given by a DNS name (a Kubernetes headless Service) is STRICT_DNS: every address the name
+ * resolves to is its own host, with its own health checks and outlier detection, re-resolved
+ * every second.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { AUTHZ_CALLER_METADATA } from '../contract/headers.js';
+import { EnvReader, type Env } from '../contract/env.js';
 import { localReplies, localReplyBody } from './local-replies.js';
 import { hcmTracing, otlpCluster, parseOtlpEndpoint, type OtlpEndpoint } from './tracing.js';
 
@@ -43,10 +49,21 @@ export interface EnvoySettings {
   readonly maxConnections?: number;
   /** Heap at which the overload actions saturate (timers shrink from 70%, requests stop at 95%). */
   readonly maxHeapBytes?: number;
+  /**
+   * Requests per second one source address may send (bursts of twice that), refused with 429
+   * before ext_authz; 0 or absent: no such limit. Only where Envoy sees clients' own addresses:
+   * behind a load balancer that hides them, every client would share one budget.
+   */
+  readonly perSourceRps?: number;
   /** Several embedder replicas; when absent, the one at embedderHost:embedderPort. */
   readonly embedderEndpoints?: readonly Endpoint[];
   /** Several authz replicas; when absent, the one at authzHost:authzPort. */
   readonly authzEndpoints?: readonly Endpoint[];
+  /**
+   * The secret sent to authz with every Check (authz/src/caller.ts). Without it the rendered
+   * Envoy sends none and authz refuses every Check: fail closed, every request 503.
+   */
+  readonly authzCallerToken?: string | undefined;
   /** Where spans go (OTEL_EXPORTER_OTLP_ENDPOINT); no tracer when absent. */
   readonly otlpEndpoint?: OtlpEndpoint | undefined;
 }
@@ -66,55 +83,49 @@ export const LIMIT_DEFAULTS = Object.freeze({
 });
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
+/** An upstream: an IPv4 address, or a DNS name (RFC 1123 labels). */
+const UPSTREAM_HOST =
+  /^(\d{1,3}(\.\d{1,3}){3}|[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)$/;
 /** IPv6 literals as Envoy takes them in a socket address (no brackets, no zone). */
 const IPV6 = /^[0-9a-fA-F:]*:[0-9a-fA-F:.]*$/;
 
-/** Parses settings from an environment map, reporting every bad variable at once. */
-export function settingsFromEnv(env: Readonly<Record<string, string | undefined>>): EnvoySettings {
-  const errors: string[] = [];
-  const port = (name: string, fallback: number): number => {
-    const raw = env[name] ?? String(fallback);
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 0 || value > 65535) errors.push(`${name} must be a port, got "${raw}"`);
-    return value;
-  };
-  const ip = (name: string, fallback: string): string => {
-    const value = env[name] ?? fallback;
-    // STATIC clusters and listeners take IP addresses, not names.
-    if (!IPV4.test(value)) errors.push(`${name} must be an IPv4 address, got "${value}"`);
-    return value;
-  };
+/** Parses settings from an environment map, reporting every bad variable at once (contract/env.ts). */
+export function settingsFromEnv(env: Env): EnvoySettings {
+  const read = new EnvReader(env);
+  const port = (name: string, fallback: number): number => read.integer(name, fallback, 0, 65535);
+  const positive = (name: string, fallback: number): number => read.integer(name, fallback, 1);
+  // STATIC listeners take IP addresses, not names.
+  const ip = (name: string, fallback: string): string => read.matching(name, fallback, IPV4, 'an IPv4 address');
+  const upstream = (name: string, fallback: string): string =>
+    read.matching(name, fallback, UPSTREAM_HOST, 'an IPv4 address or a DNS name');
+  const file = (name: string, fallback: string): string => resolve(read.string(name, fallback));
+  // Set but empty is meaningful here: no IPv6 listener.
   const ip6 = (name: string, fallback: string): string[] => {
-    const value = env[name] ?? fallback;
+    const value = env[name]?.trim() ?? fallback;
     if (value === '') return [];
-    if (!IPV6.test(value)) errors.push(`${name} must be an IPv6 address or empty, got "${value}"`);
+    if (!IPV6.test(value)) read.problem(name, 'be an IPv6 address or empty', value);
     return [value];
   };
-  const positive = (name: string, fallback: number): number => {
-    const raw = env[name] ?? String(fallback);
-    const value = Number(raw);
-    if (!Number.isInteger(value) || value < 1) errors.push(`${name} must be a positive integer, got "${raw}"`);
-    return value;
-  };
-  const file = (name: string, fallback: string): string => resolve(env[name] ?? fallback);
+  const nonNegative = (name: string, fallback: number): number => read.integer(name, fallback, 0);
   const endpoints = (name: string): { [key: string]: readonly Endpoint[] } => {
-    const raw = env[name];
-    if (raw === undefined || raw === '') return {};
-    const list = raw.split(',').map((item) => {
-      const [host = '', portText = ''] = item.trim().split(':');
+    const items = read.list(name);
+    if (items.length === 0) return {};
+    const list = items.map((item) => {
+      const [host = '', portText = ''] = item.split(':');
       const port = Number(portText);
-      if (!IPV4.test(host) || !Number.isInteger(port) || port < 1 || port > 65535) errors.push(`${name} must be ip:port[,ip:port…], got "${item}"`);
+      if (!UPSTREAM_HOST.test(host) || !Number.isInteger(port) || port < 1 || port > 65535)
+        read.problem(name, 'be host:port[,host:port…]', item);
       return { host, port };
     });
     return { [name === 'EMBEDDER_ENDPOINTS' ? 'embedderEndpoints' : 'authzEndpoints']: list };
   };
-  const settings: EnvoySettings = {
+  return read.finish('Envoy', {
     gatewayHost: ip('GATEWAY_HOST', '0.0.0.0'),
     gatewayPort: port('GATEWAY_PORT', 8443),
     adminPort: port('ENVOY_ADMIN_PORT', 9901),
-    embedderHost: ip('EMBEDDER_HOST', '127.0.0.1'),
+    embedderHost: upstream('EMBEDDER_HOST', '127.0.0.1'),
     embedderPort: port('EMBEDDER_PORT', 8081),
-    authzHost: ip('AUTHZ_HOST', '127.0.0.1'),
+    authzHost: upstream('AUTHZ_HOST', '127.0.0.1'),
     authzPort: port('AUTHZ_PORT', 9191),
     tlsCertFile: file('TLS_CERT_FILE', '.local/tls/server.pem'),
     tlsKeyFile: file('TLS_KEY_FILE', '.local/tls/server-key.pem'),
@@ -129,26 +140,82 @@ export function settingsFromEnv(env: Readonly<Record<string, string | undefined>
     connectionIdleTimeoutS: positive('CONNECTION_IDLE_TIMEOUT_S', LIMIT_DEFAULTS.connectionIdleTimeoutS),
     maxConnections: positive('ENVOY_MAX_CONNECTIONS', LIMIT_DEFAULTS.maxConnections),
     maxHeapBytes: positive('ENVOY_MAX_HEAP_MB', LIMIT_DEFAULTS.maxHeapBytes / 1048576) * 1048576,
+    perSourceRps: nonNegative('ENVOY_PER_SOURCE_RPS', 0),
     ...endpoints('EMBEDDER_ENDPOINTS'),
     ...endpoints('AUTHZ_ENDPOINTS'),
-    otlpEndpoint: otlp(env.OTEL_EXPORTER_OTLP_ENDPOINT, errors),
-  };
-  if (errors.length > 0) throw new Error(`invalid Envoy settings:\n  ${errors.join('\n  ')}`);
-  return Object.freeze(settings);
+    otlpEndpoint: otlp(read),
+    authzCallerToken: callerToken(read),
+  });
 }
 
-function otlp(raw: string | undefined, errors: string[]): OtlpEndpoint | undefined {
-  if (raw === undefined || raw === '') return undefined;
+// Envoy's OTLP cluster needs an explicit port, so it is stricter than the services' reader.
+function otlp(read: EnvReader): OtlpEndpoint | undefined {
+  const raw = read.optional('OTEL_EXPORTER_OTLP_ENDPOINT');
+  if (raw === undefined) return undefined;
   try {
     return parseOtlpEndpoint(raw);
-  } catch (error) {
-    errors.push((error as Error).message);
+  } catch {
+    read.problem('OTEL_EXPORTER_OTLP_ENDPOINT', 'be http://<host>:<port> (an explicit port) for Envoy', raw);
     return undefined;
   }
 }
 
+// Named: it must exist. Not named: make up's file when there is one (a bare render for a look at
+// the config works without it, and its Envoy is refused by authz).
+function callerToken(read: EnvReader): string | undefined {
+  const named = read.optional('AUTHZ_CALLER_TOKEN_FILE');
+  const file = resolve(named ?? '.local/authz-caller-token');
+  if (!existsSync(file)) {
+    if (named) read.problem('AUTHZ_CALLER_TOKEN_FILE', 'name a file', named);
+    return undefined;
+  }
+  return readFileSync(file, 'utf8').trim();
+}
+
+/** The ext_authz initial_metadata list carrying the caller token (empty without one). */
+export function callerMetadata(token: string | undefined): string {
+  if (token === undefined) return '[]';
+  // Printed as a quoted YAML scalar: anything but printable ASCII would change its meaning.
+  if (!/^[\x21-\x7e]{32,}$/.test(token)) throw new Error('the authz caller token must be at least 32 printable characters without spaces');
+  return JSON.stringify([{ key: AUTHZ_CALLER_METADATA, value: token }]);
+}
+
+/** The status the per-source limit refuses with before the local reply mapper makes it 429. */
+export const PER_SOURCE_REFUSED_STATUS = 508;
+
+/** Sources remembered at once by the per-source limit (least recently seen forgotten first). */
+export const PER_SOURCE_MAX_TRACKED = 100_000;
+
+/** The per-source local_ratelimit filter as one YAML flow item, or nothing when `rps` is 0. */
+export function perSourceLimit(rps: number): string {
+  if (rps === 0) return '';
+  const bucket = (tokens: number, fill: number) => ({ max_tokens: tokens, tokens_per_fill: fill, fill_interval: '1s' });
+  const always = { default_value: { numerator: 100, denominator: 'HUNDRED' } };
+  return `- ${JSON.stringify({
+    name: 'envoy.filters.http.local_ratelimit',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
+      stat_prefix: 'per_source',
+      // Refused with a status nothing else in the gateway produces, which the local reply mapper
+      // turns into the catalogue's 429: the filter flags its reply only after the mapper ran,
+      // and authz's own 429s must keep their bodies (envoy.yaml.tmpl).
+      status: { code: PER_SOURCE_REFUSED_STATUS },
+      // The filter's own bucket is never the one that refuses: only each source's is.
+      token_bucket: bucket(4_294_967_295, 4_294_967_295),
+      filter_enabled: always,
+      filter_enforced: always,
+      // One bucket per source address (an entry without a value), bounded.
+      max_dynamic_descriptors: PER_SOURCE_MAX_TRACKED,
+      rate_limits: [{ actions: [{ remote_address: {} }] }],
+      descriptors: [{ entries: [{ key: 'remote_address' }], token_bucket: bucket(2 * rps, rps) }],
+    },
+  })}`;
+}
+
 /** Fills the template; fails on any placeholder it does not know, so none can slip through. */
 export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSync(templatePath, 'utf8')): string {
+  const embedder = settings.embedderEndpoints ?? [{ host: settings.embedderHost, port: settings.embedderPort }];
+  const authz = settings.authzEndpoints ?? [{ host: settings.authzHost, port: settings.authzPort }];
   const values: Record<string, string> = {
     GATEWAY_HOST: settings.gatewayHost,
     GATEWAY_PORT: String(settings.gatewayPort),
@@ -162,17 +229,23 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     AUTHZ_TIMEOUT: `${settings.authzTimeoutMs / 1000}s`,
     EMBEDDER_TIMEOUT: `${settings.embedderTimeoutS}s`,
     RETRY_AFTER_SECONDS: String(settings.retryAfterSeconds),
-    GATEWAY_ADDITIONAL_ADDRESSES: JSON.stringify((settings.gatewayExtraHosts ?? []).map((address) => ({
-      address: { socket_address: { address, port_value: settings.gatewayPort } },
-    }))),
+    GATEWAY_ADDITIONAL_ADDRESSES: JSON.stringify(
+      (settings.gatewayExtraHosts ?? []).map((address) => ({
+        address: { socket_address: { address, port_value: settings.gatewayPort } },
+      })),
+    ),
     REQUEST_TIMEOUT: `${settings.requestTimeoutS ?? LIMIT_DEFAULTS.requestTimeoutS}s`,
     CONNECTION_IDLE_TIMEOUT: `${settings.connectionIdleTimeoutS ?? LIMIT_DEFAULTS.connectionIdleTimeoutS}s`,
     MAX_CONNECTIONS: String(settings.maxConnections ?? LIMIT_DEFAULTS.maxConnections),
     MAX_HEAP_BYTES: String(settings.maxHeapBytes ?? LIMIT_DEFAULTS.maxHeapBytes),
-    EMBEDDER_ENDPOINTS: endpointList(settings.embedderEndpoints ?? [{ host: settings.embedderHost, port: settings.embedderPort }]),
-    AUTHZ_ENDPOINTS: endpointList(settings.authzEndpoints ?? [{ host: settings.authzHost, port: settings.authzPort }]),
+    EMBEDDER_ENDPOINTS: endpointList(embedder),
+    EMBEDDER_CLUSTER_TYPE: clusterType(embedder),
+    AUTHZ_ENDPOINTS: endpointList(authz),
+    AUTHZ_CLUSTER_TYPE: clusterType(authz),
     HCM_TRACING: hcmTracing(settings.otlpEndpoint),
     OTLP_CLUSTER: otlpCluster(settings.otlpEndpoint),
+    AUTHZ_CALLER_METADATA: callerMetadata(settings.authzCallerToken),
+    PER_SOURCE_LIMIT: perSourceLimit(settings.perSourceRps ?? 0),
   };
   for (const placeholder of Object.keys(localReplies)) {
     // Bodies sit in single-quoted YAML scalars and Envoy format strings, where ' and % are special.
@@ -185,6 +258,11 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     if (value === undefined) throw new Error(`unknown placeholder {{${name}}} in the Envoy template`);
     return value;
   });
+}
+
+/** STATIC for addresses; STRICT_DNS once any endpoint is a name (each resolved address is a host). */
+export function clusterType(endpoints: readonly Endpoint[]): 'STATIC' | 'STRICT_DNS' {
+  return endpoints.every((e) => IPV4.test(e.host)) ? 'STATIC' : 'STRICT_DNS';
 }
 
 // A YAML flow sequence of lb_endpoints, on one line so it drops into the template's indentation.
@@ -202,5 +280,6 @@ if (invokedDirectly) {
     process.exit(2);
   }
   mkdirSync(dirname(resolve(out)), { recursive: true });
-  writeFileSync(out, renderEnvoyConfig(settingsFromEnv(process.env)));
+  // It holds the caller token: readable by its owner only.
+  writeFileSync(out, renderEnvoyConfig(settingsFromEnv(process.env)), { mode: 0o600 });
 }

@@ -23,7 +23,8 @@ const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
 export function parseOtlpEndpoint(raw: string, variable = 'OTEL_EXPORTER_OTLP_ENDPOINT'): OtlpEndpoint {
   const match = /^http:\/\/([A-Za-z0-9.-]+):(\d{1,5})\/?$/.exec(raw);
   const port = Number(match?.[2]);
-  if (!match || port < 1 || port > 65535) throw new Error(`${variable} must be http://<host>:<port> (an explicit port) for Envoy, got "${raw}"`);
+  if (!match || port < 1 || port > 65535)
+    throw new Error(`${variable}: must be http://<host>:<port> (an explicit port) for Envoy, got ${JSON.stringify(raw)}`);
   return { host: match[1]!, port };
 }
 
