@@ -4,8 +4,8 @@
  * up` on other ports and the tests render a copy with this.
  *
  * CLI: `npx tsx deploy/prometheus/render.ts <out.yml>`, reading ENVOY_ADMIN_PORT,
- * AUTHZ_METRICS_HOST, AUTHZ_METRICS_PORT, EMBEDDER_HOST and EMBEDDER_PORT from the environment
- * (the stack's own variables, with the stack's defaults).
+ * AUTHZ_METRICS_HOST, AUTHZ_METRICS_PORT, EMBEDDER_HOST, EMBEDDER_PORT and METRICS_TOKEN_FILE
+ * from the environment (the stack's own variables, with the stack's defaults).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
@@ -24,12 +24,14 @@ export interface ScrapeTargets {
 export interface RenderOptions {
   /** Scrape and rule evaluation interval (the committed file says 15s). */
   readonly interval?: string;
+  /** The bearer token file for authz's /metrics (default: the committed path, made absolute). */
+  readonly metricsTokenFile?: string;
 }
 
 interface Config {
   global: Record<string, unknown>;
   rule_files: string[];
-  scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: string[] }> }>;
+  scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: string[] }>; authorization?: { credentials_file: string } }>;
 }
 
 /** The committed config with each job pointed at `targets` and the rule files made absolute. */
@@ -39,6 +41,9 @@ export function renderPrometheusConfig(targets: ScrapeTargets, options: RenderOp
     const target = targets[job.job_name as keyof ScrapeTargets];
     if (target === undefined) throw new Error(`prometheus.yml has a job with no target given: ${job.job_name}`);
     job.static_configs = [{ targets: [target] }];
+    // The copy lives elsewhere: a relative credentials file would be read from there.
+    if (job.authorization)
+      job.authorization.credentials_file = resolve(prometheusDir, options.metricsTokenFile ?? job.authorization.credentials_file);
   }
   if (options.interval) {
     config.global.scrape_interval = options.interval;
@@ -67,5 +72,6 @@ if (invokedDirectly) {
     process.exit(2);
   }
   mkdirSync(dirname(resolve(out)), { recursive: true });
-  writeFileSync(out, renderPrometheusConfig(targetsFromEnv(process.env)));
+  const metricsTokenFile = process.env.METRICS_TOKEN_FILE ? resolve(process.env.METRICS_TOKEN_FILE) : undefined;
+  writeFileSync(out, renderPrometheusConfig(targetsFromEnv(process.env), metricsTokenFile ? { metricsTokenFile } : {}));
 }

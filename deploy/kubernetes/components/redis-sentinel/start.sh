@@ -1,0 +1,83 @@
+#!/bin/sh
+# ctg-redis pods' init step: writes redis.conf and sentinel.conf into /data/conf (the pod's
+# volume; Sentinel rewrites its own file as it learns the topology, so it must persist). The
+# primary is whichever one the other pods' Sentinels name; when none answers (first start of
+# the set), pod 0. Passwords and TLS material come from Secrets mounted as files; nothing secret
+# is passed on a command line. Runs as the redis user with a read-only root filesystem.
+set -eu
+: "${POD_NAME:?}" "${HEADLESS:?}" "${REPLICAS:?}"
+SECRETS=/etc/ctg/redis-auth TLS=/etc/ctg/redis-tls CONF=/data/conf EMBEDDER=/etc/ctg/redis-embedder
+# The embedder's ACL user (its REDIS_USERNAME), created on every node: ACLs are per server and
+# not replicated, and a replica may become the primary. The rules are
+# settlementAclRules('ctg:', password) of contract/redis/settlement-keys.ts with the password
+# after `reset on`: FCALL of the settlement functions and exactly their commands on their keys.
+# test/deploy/manifests.test.ts fails when they differ; print them again with
+# `npx tsx scripts/redis/embedder-acl.ts ctg: -` (the prefix is REDIS_KEY_PREFIX).
+EMBEDDER_USER=ctg-embedder
+EMBEDDER_RULES='resetchannels -@all +fcall +fcall_ro +ping +time +info +function|list ~ctg:rl:tok:* ~ctg:settle:* ~ctg:usage ~ctg:usage:daily:* (+get +set ~ctg:rl:tok:* ~ctg:settle:*) (+xadd ~ctg:usage) (+hincrby ~ctg:usage:daily:*)'
+me="$POD_NAME.$HEADLESS"
+set_name="${POD_NAME%-*}"
+mkdir -p "$CONF"
+
+primary=""
+i=0
+while [ "$i" -lt "$REPLICAS" ]; do
+  peer="$set_name-$i.$HEADLESS"
+  if [ "$peer" != "$me" ]; then
+    answer="$(REDISCLI_AUTH="$(cat "$SECRETS/sentinel-password")" timeout 3 redis-cli --tls --cacert "$TLS/ca.crt" \
+      -h "$peer" -p 26379 SENTINEL get-master-addr-by-name ctg 2>/dev/null | head -n 1 || true)"
+    case "$answer" in ''|*ERR*|*NOAUTH*) ;; *) primary="$answer"; break ;; esac
+  fi
+  i=$((i + 1))
+done
+[ -n "$primary" ] || primary="$set_name-0.$HEADLESS"
+
+umask 077
+{
+  echo "port 0"
+  echo "tls-port 6379"
+  echo "tls-cert-file $TLS/tls.crt"
+  echo "tls-key-file $TLS/tls.key"
+  echo "tls-ca-cert-file $TLS/ca.crt"
+  echo "tls-auth-clients no"
+  echo "tls-replication yes"
+  echo "dir /data"
+  # The system of record (organizations, keys, usage): every write in the append-only file.
+  echo "appendonly yes"
+  echo "appendfsync everysec"
+  echo "replica-announce-ip $me"
+  echo "requirepass $(cat "$SECRETS/password")"
+  echo "masterauth $(cat "$SECRETS/password")"
+  echo "user $EMBEDDER_USER reset on >$(cat "$EMBEDDER/password") $EMBEDDER_RULES"
+  [ "$primary" = "$me" ] || echo "replicaof $primary 6379"
+} >"$CONF/redis.conf"
+
+# Written once: afterwards Sentinel owns the file (the current primary, its peers, the epoch).
+if [ ! -s "$CONF/sentinel.conf" ]; then
+  {
+    echo "port 0"
+    echo "tls-port 26379"
+    echo "tls-cert-file $TLS/tls.crt"
+    echo "tls-key-file $TLS/tls.key"
+    echo "tls-ca-cert-file $TLS/ca.crt"
+    echo "tls-auth-clients no"
+    echo "tls-replication yes"
+    echo "dir /data"
+    echo "sentinel resolve-hostnames yes"
+    echo "sentinel announce-hostnames yes"
+    echo "sentinel announce-ip $me"
+    echo "requirepass $(cat "$SECRETS/sentinel-password")"
+    echo "sentinel sentinel-pass $(cat "$SECRETS/sentinel-password")"
+    echo "sentinel monitor ctg $primary 6379 2"
+    echo "sentinel auth-pass ctg $(cat "$SECRETS/password")"
+    # 2 s without an answer and a quorum of 2 promote the replica: the fail-closed window
+    # measured by make fleet is this plus the election (under 3 s with 1 s there).
+    echo "sentinel down-after-milliseconds ctg 2000"
+    # Also how soon a failed election is retried (2 x this): with one pod lost, the two Sentinels
+    # left can split their votes; at 10 s the retry came after 20 s (measured in make test-images).
+    # 5 s, as make fleet's rehearsal runs it.
+    echo "sentinel failover-timeout ctg 5000"
+    echo "sentinel parallel-syncs ctg 1"
+  } >"$CONF/sentinel.conf"
+fi
+echo "ctg-redis: $me starts with primary $primary"
