@@ -9,17 +9,37 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { renderEnvoyConfig } from '../../envoy/render.js';
-import { readManifestId } from '../../embedder/src/model/manifest.js';
+import { readManifestId } from '../../contract/model-manifest.js';
 import {
-  authzComponent, authzEnv, embedderComponent, envoyComponent, logFileOf, minimalEnv, redisComponent, repoRoot,
-  type ComponentSpec, type ServiceContract,
+  authzComponent,
+  authzEnv,
+  embedderComponent,
+  envoyComponent,
+  logFileOf,
+  minimalEnv,
+  redisComponent,
+  repoRoot,
+  type ComponentSpec,
+  type ServiceContract,
 } from '../stack/components.js';
 import { httpsOk } from '../stack/probes.js';
 import { redisAnswers } from '../stack/redis-probe.js';
+import { ensureSecretFile } from '../stack/secrets.js';
 import { DEFAULT_RESTART, Supervisor, type SupervisorEvent } from '../stack/supervisor.js';
 import { createNetwork, type Host, type Network } from './netns.js';
 
-export const HOSTS = ['redis-a', 'redis-b', 'sentinel-c', 'authz-1', 'authz-2', 'embedder-1', 'embedder-2', 'embedder-3', 'gateway-1', 'gateway-2'] as const;
+export const HOSTS = [
+  'redis-a',
+  'redis-b',
+  'sentinel-c',
+  'authz-1',
+  'authz-2',
+  'embedder-1',
+  'embedder-2',
+  'embedder-3',
+  'gateway-1',
+  'gateway-2',
+] as const;
 export const EMBEDDERS = ['embedder-1', 'embedder-2', 'embedder-3'] as const;
 export const AUTHZ = ['authz-1', 'authz-2'] as const;
 export const GATEWAYS = ['gateway-1', 'gateway-2'] as const;
@@ -37,6 +57,8 @@ export interface Fleet {
   readonly supervisors: Readonly<Record<string, Supervisor>>;
   /** The environment the admin CLI needs (Sentinels, prefix, secret) from the root namespace. */
   readonly adminEnv: Readonly<Record<string, string>>;
+  /** The Sentinels' own password (redis-cli -a), as production runs them: both Redis and Sentinel require one. */
+  readonly sentinelPassword: string;
   host(name: string): Host;
   /** Stops every component and deletes the network; safe to call more than once. */
   stop(): Promise<void>;
@@ -50,57 +72,142 @@ export interface FleetOptions {
   readonly onStopper?: (stopper: { stop: () => Promise<void>; network: Network }) => void;
 }
 
-function sentinelComponent(host: Host, primary: string, dir: string, logDir: string): ComponentSpec {
+/** The passwords of the rehearsal: Redis's (requirepass, masterauth) and the Sentinels' own. */
+interface Passwords {
+  readonly redis: string;
+  readonly sentinel: string;
+}
+
+function sentinelComponent(host: Host, primary: string, dir: string, logDir: string, passwords: Passwords): ComponentSpec {
   const conf = join(dir, `sentinel-${host.name}.conf`);
-  // Sentinel rewrites its config file as it learns the topology, so each gets its own.
-  writeFileSync(conf, [
-    `port ${PORTS.sentinel}`, `bind ${host.address}`, 'protected-mode no', `dir ${dir}`,
-    `sentinel monitor ${SENTINEL_NAME} ${primary} ${PORTS.redis} 2`,
-    `sentinel down-after-milliseconds ${SENTINEL_NAME} 1000`,
-    `sentinel failover-timeout ${SENTINEL_NAME} 5000`,
-    `sentinel parallel-syncs ${SENTINEL_NAME} 1`, '',
-  ].join('\n'));
+  // Sentinel rewrites its config file as it learns the topology, so each gets its own. It logs
+  // in to Redis (auth-pass), requires a password of its clients (requirepass) and uses that one
+  // with the other Sentinels (sentinel-pass), as deploy/redis/ configures production.
+  writeFileSync(
+    conf,
+    [
+      `port ${PORTS.sentinel}`,
+      `bind ${host.address}`,
+      'protected-mode no',
+      `dir ${dir}`,
+      `requirepass ${passwords.sentinel}`,
+      `sentinel sentinel-pass ${passwords.sentinel}`,
+      `sentinel monitor ${SENTINEL_NAME} ${primary} ${PORTS.redis} 2`,
+      `sentinel auth-pass ${SENTINEL_NAME} ${passwords.redis}`,
+      `sentinel down-after-milliseconds ${SENTINEL_NAME} 1000`,
+      `sentinel failover-timeout ${SENTINEL_NAME} 5000`,
+      `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
   return {
-    name: `sentinel-${host.name.split('-')[1]}`, command: 'redis-sentinel', args: [conf], env: minimalEnv(), cwd: dir,
-    logFile: logFileOf(logDir, `sentinel-${host.name}`), netns: host.netns,
-    ready: redisAnswers(host.address, PORTS.sentinel), readyTimeoutMs: 20_000, stopGraceMs: 5_000,
+    name: `sentinel-${host.name.split('-')[1]}`,
+    command: 'redis-sentinel',
+    args: [conf],
+    env: minimalEnv(),
+    cwd: dir,
+    logFile: logFileOf(logDir, `sentinel-${host.name}`),
+    netns: host.netns,
+    ready: redisAnswers(host.address, PORTS.sentinel),
+    readyTimeoutMs: 20_000,
+    stopGraceMs: 5_000,
   };
 }
 
-function fleetComponents(net: Network, dir: string, svc: ServiceContract, options: FleetOptions, ca: Buffer): ComponentSpec[] {
+function fleetComponents(
+  net: Network,
+  dir: string,
+  svc: ServiceContract,
+  options: FleetOptions,
+  ca: Buffer,
+  passwords: Passwords,
+  authzEnvExtra: Record<string, string>,
+): ComponentSpec[] {
   const logDir = join(dir, 'logs');
   const h = (name: string) => net.hosts[name] as Host;
   const primary = h('redis-a').address;
   const redis = (name: 'redis-a' | 'redis-b', replicaOf?: string) => {
     mkdirSync(join(dir, name), { recursive: true });
     return redisComponent({
-      name, bind: h(name).address, port: PORTS.redis, dir: join(dir, name), logFile: logFileOf(logDir, name), netns: h(name).netns,
+      name,
+      bind: h(name).address,
+      port: PORTS.redis,
+      dir: join(dir, name),
+      logFile: logFileOf(logDir, name),
+      netns: h(name).netns,
       ...(replicaOf ? { replicaOf: `${replicaOf} ${PORTS.redis}` } : {}),
+      // Both need the password: clients and Sentinel log in, a replica logs in to its primary.
+      extraArgs: ['--requirepass', passwords.redis, '--masterauth', passwords.redis],
     });
   };
   // Bounded CPU on a small shared machine: one inference thread per embedder, one Envoy worker.
   const baseEnv = { LOG_LEVEL: 'warn', ORT_INTRA_OP_THREADS: '1' };
-  const authz = AUTHZ.map((name) => authzComponent(svc, { name, host: h(name).address, port: PORTS.authz, logFile: logFileOf(logDir, name), netns: h(name).netns, baseEnv }));
-  // Every embedder settles with both authz replicas (round robin, failing over when one is down).
-  const admission = { ...svc, authzAddress: `ipv4:${AUTHZ.map((name) => `${h(name).address}:${PORTS.authz}`).join(',')}` };
-  const embedders = EMBEDDERS.map((name) => embedderComponent(admission, { name, host: h(name).address, port: PORTS.embedder, logFile: logFileOf(logDir, name), netns: h(name).netns, baseEnv }));
+  const authz = AUTHZ.map((name) =>
+    authzComponent(svc, {
+      name,
+      host: h(name).address,
+      port: PORTS.authz,
+      logFile: logFileOf(logDir, name),
+      netns: h(name).netns,
+      baseEnv: { ...baseEnv, ...authzEnvExtra },
+    }),
+  );
+  // Every embedder settles on Redis itself, following the primary through the sentinels (with their password).
+  const embedders = EMBEDDERS.map((name) =>
+    embedderComponent(svc, {
+      name,
+      host: h(name).address,
+      port: PORTS.embedder,
+      logFile: logFileOf(logDir, name),
+      netns: h(name).netns,
+      baseEnv: { ...baseEnv, ...authzEnvExtra },
+    }),
+  );
   const gateways = GATEWAYS.map((name) => gatewayComponent(net, h(name), dir, options.envoyBinary, ca));
-  return [redis('redis-a'), redis('redis-b', primary), ...SENTINEL_HOSTS.map((n) => sentinelComponent(h(n), primary, dir, logDir)), ...authz, ...embedders, ...gateways];
+  return [
+    redis('redis-a'),
+    redis('redis-b', primary),
+    ...SENTINEL_HOSTS.map((n) => sentinelComponent(h(n), primary, dir, logDir, passwords)),
+    ...authz,
+    ...embedders,
+    ...gateways,
+  ];
 }
 
 function gatewayComponent(net: Network, host: Host, dir: string, envoyBinary: string, ca: Buffer): ComponentSpec {
   const configFile = join(dir, `envoy-${host.name}.yaml`);
   const endpoints = (names: readonly string[], port: number) => names.map((n) => ({ host: (net.hosts[n] as Host).address, port }));
-  writeFileSync(configFile, renderEnvoyConfig({
-    gatewayHost: host.address, gatewayPort: PORTS.gateway, adminPort: PORTS.admin,
-    embedderHost: '', embedderPort: 0, authzHost: '', authzPort: 0,
-    embedderEndpoints: endpoints(EMBEDDERS, PORTS.embedder), authzEndpoints: endpoints(AUTHZ, PORTS.authz),
-    tlsCertFile: join(dir, 'tls/server.pem'), tlsKeyFile: join(dir, 'tls/server-key.pem'),
-    authzTimeoutMs: 500, embedderTimeoutS: 60, retryAfterSeconds: 1,
-  }));
+  writeFileSync(
+    configFile,
+    renderEnvoyConfig({
+      gatewayHost: host.address,
+      gatewayPort: PORTS.gateway,
+      adminPort: PORTS.admin,
+      embedderHost: '',
+      embedderPort: 0,
+      authzHost: '',
+      authzPort: 0,
+      embedderEndpoints: endpoints(EMBEDDERS, PORTS.embedder),
+      authzEndpoints: endpoints(AUTHZ, PORTS.authz),
+      tlsCertFile: join(dir, 'tls/server.pem'),
+      tlsKeyFile: join(dir, 'tls/server-key.pem'),
+      authzTimeoutMs: 500,
+      embedderTimeoutS: 60,
+      retryAfterSeconds: 1,
+      authzCallerToken: readFileSync(join(dir, 'authz-caller-token'), 'utf8').trim(),
+    }),
+  );
   const spec = envoyComponent({
-    name: host.name, binary: envoyBinary, configFile, adminPort: PORTS.admin, gatewayHost: host.address, gatewayPort: PORTS.gateway,
-    logFile: logFileOf(join(dir, 'logs'), host.name), netns: host.netns, concurrency: 1,
+    name: host.name,
+    binary: envoyBinary,
+    configFile,
+    adminPort: PORTS.admin,
+    gatewayHost: host.address,
+    gatewayPort: PORTS.gateway,
+    logFile: logFileOf(join(dir, 'logs'), host.name),
+    netns: host.netns,
+    concurrency: 1,
   });
   return {
     ...spec,
@@ -131,14 +238,29 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     execFileSync('bash', [join(repoRoot, 'scripts/certs.sh'), join(dir, 'tls')], { stdio: 'pipe' });
     const ca = readFileSync(join(dir, 'tls/ca.pem'));
     const secretFile = join(dir, 'key-hash-secret');
+    const grantSecretFile = join(dir, 'grant-secret');
     writeFileSync(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+    // The grant secret, Envoy's caller token for authz and authz's metrics token (the stack's shared secrets).
+    for (const name of ['grant-secret', 'authz-caller-token', 'metrics-token']) ensureSecretFile(join(dir, name));
     const sentinels = SENTINEL_HOSTS.map((n) => `${(network.hosts[n] as Host).address}:${PORTS.sentinel}`).join(',');
+    const passwords: Passwords = { redis: randomBytes(16).toString('hex'), sentinel: randomBytes(16).toString('hex') };
+    const sentinelPasswordFile = join(dir, 'sentinel-password');
+    writeFileSync(sentinelPasswordFile, passwords.sentinel, { mode: 0o600 });
+    const redisAuth = { REDIS_SENTINEL_PASSWORD_FILE: sentinelPasswordFile };
     const svc: ServiceContract = {
-      modelDir: options.modelDir, modelId: readManifestId(options.modelDir), keyHashSecretFile: secretFile,
-      redisUrl: `redis://${(network.hosts['redis-a'] as Host).address}:${PORTS.redis}`, redisKeyPrefix: 'ctg-fleet:',
-      redisSentinels: sentinels, redisSentinelName: SENTINEL_NAME,
+      modelDir: options.modelDir,
+      modelId: readManifestId(options.modelDir),
+      keyHashSecretFile: secretFile,
+      grantSecretFile,
+      authzCallerTokenFile: join(dir, 'authz-caller-token'),
+      metricsTokenFile: join(dir, 'metrics-token'),
+      // With Sentinels, the URL's host is unused; its password is the primary's (contract/redis-target.ts).
+      redisUrl: `redis://:${passwords.redis}@${(network.hosts['redis-a'] as Host).address}:${PORTS.redis}`,
+      redisKeyPrefix: 'ctg-fleet:',
+      redisSentinels: sentinels,
+      redisSentinelName: SENTINEL_NAME,
     };
-    const specs = fleetComponents(network, dir, svc, options, ca);
+    const specs = fleetComponents(network, dir, svc, options, ca, passwords, redisAuth);
     for (const spec of specs) supervisors[spec.name] = new Supervisor(spec, DEFAULT_RESTART, options.onEvent);
     const start = (names: string[]) => Promise.all(names.map((n) => (supervisors[n] as Supervisor).start()));
     await start(['redis-a']);
@@ -146,8 +268,14 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await start([...AUTHZ, ...EMBEDDERS]);
     await start([...GATEWAYS]);
     return {
-      network, dir, ca, modelId: svc.modelId, supervisors, stop,
-      adminEnv: { ...minimalEnv(), ...authzEnv(svc, '127.0.0.1', PORTS.authz), LOG_LEVEL: 'warn' },
+      network,
+      dir,
+      ca,
+      modelId: svc.modelId,
+      supervisors,
+      stop,
+      sentinelPassword: passwords.sentinel,
+      adminEnv: { ...minimalEnv(), ...authzEnv(svc, '127.0.0.1', PORTS.authz), ...redisAuth, LOG_LEVEL: 'warn' },
       host: (name) => network.hosts[name] as Host,
     };
   } catch (err) {

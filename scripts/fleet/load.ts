@@ -49,10 +49,17 @@ export class GatewayClient {
   private readonly agents = new Map<string, Agent>();
   private next = 0;
 
-  constructor(private readonly gateways: readonly GatewayTarget[], private readonly ca: Buffer) {}
+  constructor(
+    private readonly gateways: readonly GatewayTarget[],
+    private readonly ca: Buffer,
+  ) {}
 
   /** Sends one embedding request; on a refused connection, once more to the next gateway. */
-  async embed(id: string, key: string, body: string): Promise<{ status: number; retryAfter?: string; tokens: number; rerouted: boolean; error?: string }> {
+  async embed(
+    id: string,
+    key: string,
+    body: string,
+  ): Promise<{ status: number; retryAfter?: string; tokens: number; rerouted: boolean; error?: string }> {
     const first = this.gateways[this.next++ % this.gateways.length] as GatewayTarget;
     const once = await this.send(first, id, key, body);
     if (!once.refused) return { ...once, rerouted: false };
@@ -62,31 +69,56 @@ export class GatewayClient {
 
   private agent(g: GatewayTarget): Agent {
     let agent = this.agents.get(g.name);
-    if (!agent) this.agents.set(g.name, (agent = new Agent({ keepAlive: true, maxSockets: 16, ca: this.ca, servername: 'localhost' })));
+    if (!agent) {
+      agent = new Agent({ keepAlive: true, maxSockets: 16, ca: this.ca, servername: 'localhost' });
+      this.agents.set(g.name, agent);
+    }
     return agent;
   }
 
   private send(g: GatewayTarget, id: string, key: string, body: string) {
     return new Promise<{ status: number; retryAfter?: string; tokens: number; refused: boolean; error?: string }>((resolve) => {
-      const req = request({
-        host: g.address, port: g.port, path: '/v1/embeddings', method: 'POST', agent: this.agent(g), servername: 'localhost', timeout: 60_000,
-        headers: { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'x-request-id': id, 'content-length': Buffer.byteLength(body) },
-      }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const retryAfter = res.headers['retry-after'];
-          let tokens = 0;
-          let code: string | undefined;
-          try {
-            const parsed = JSON.parse(Buffer.concat(chunks).toString()) as { usage?: { total_tokens?: number }; code?: string };
-            if (res.statusCode === 200) tokens = Number(parsed.usage?.total_tokens ?? 0);
-            else code = parsed.code;
-          } catch { code = 'unparsable body'; }
-          resolve({ status: res.statusCode ?? 0, tokens, refused: false, ...(typeof retryAfter === 'string' ? { retryAfter } : {}), ...(code ? { error: code } : {}) });
-        });
-        res.on('error', (e) => resolve({ status: 0, tokens: 0, refused: false, error: e.message }));
-      });
+      const req = request(
+        {
+          host: g.address,
+          port: g.port,
+          path: '/v1/embeddings',
+          method: 'POST',
+          agent: this.agent(g),
+          servername: 'localhost',
+          timeout: 60_000,
+          headers: {
+            'content-type': 'application/json',
+            authorization: `Bearer ${key}`,
+            'x-request-id': id,
+            'content-length': Buffer.byteLength(body),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const retryAfter = res.headers['retry-after'];
+            let tokens = 0;
+            let code: string | undefined;
+            try {
+              const parsed = JSON.parse(Buffer.concat(chunks).toString()) as { usage?: { total_tokens?: number }; code?: string };
+              if (res.statusCode === 200) tokens = Number(parsed.usage?.total_tokens ?? 0);
+              else code = parsed.code;
+            } catch {
+              code = 'unparsable body';
+            }
+            resolve({
+              status: res.statusCode ?? 0,
+              tokens,
+              refused: false,
+              ...(typeof retryAfter === 'string' ? { retryAfter } : {}),
+              ...(code ? { error: code } : {}),
+            });
+          });
+          res.on('error', (e) => resolve({ status: 0, tokens: 0, refused: false, error: e.message }));
+        },
+      );
       req.on('timeout', () => req.destroy(new Error('client timeout')));
       req.on('error', (e: NodeJS.ErrnoException) => {
         // A reused keep-alive socket the gateway closed as we wrote: nothing was read, so resend it.

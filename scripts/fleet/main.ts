@@ -19,7 +19,12 @@ import { SCENARIOS } from './scenarios.js';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
-  options: { quick: { type: 'boolean', default: false }, out: { type: 'string', default: 'bench/results/fleet.json' }, model: { type: 'string', default: '.local/models/test' }, only: { type: 'string' } },
+  options: {
+    quick: { type: 'boolean', default: false },
+    out: { type: 'string', default: 'bench/results/fleet.json' },
+    model: { type: 'string', default: '.local/models/test' },
+    only: { type: 'string' },
+  },
 });
 const quick = values.quick as boolean;
 // Bounded: a few requests a second keep 2 shared cores responsive while 16 processes run.
@@ -33,7 +38,10 @@ const say = (line: string) => process.stderr.write(`fleet: ${line}\n`);
 let stopper: { stop: () => Promise<void>; network: { destroy(): void } } | undefined;
 
 async function admin(f: Fleet, ...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'authz/src/admin/cli.ts', ...args], { env: { ...f.adminEnv }, maxBuffer: 64 << 20 });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'authz/src/admin/cli.ts', ...args], {
+    env: { ...f.adminEnv },
+    maxBuffer: 64 << 20,
+  });
   return stdout;
 }
 
@@ -57,27 +65,62 @@ async function recordedUsage(f: Fleet): Promise<Map<string, number>> {
 }
 
 /** 2N requests at once, alternating gateways, from one organization at rpm N: exactly N pass. */
-async function rateLimit(f: Fleet, targets: GatewayTarget[]): Promise<{ admitted: number; limit: number; requests: number; elapsedMs: number }> {
+async function rateLimit(
+  f: Fleet,
+  targets: GatewayTarget[],
+): Promise<{ admitted: number; limit: number; requests: number; elapsedMs: number }> {
   const keys = await createKeys(f, ['org-rpm'], RATE_LIMIT_RPM);
   const client = new GatewayClient(targets, f.ca);
   const body = JSON.stringify({ model: f.modelId, input: 'Rate limit probe.' });
   const started = Date.now();
-  const results = await Promise.all(Array.from({ length: RATE_LIMIT_RPM * 2 }, (_, i) => client.embed(`rpm-${i}`, keys['org-rpm'] as string, body)));
+  const results = await Promise.all(
+    Array.from({ length: RATE_LIMIT_RPM * 2 }, (_, i) => client.embed(`rpm-${i}`, keys['org-rpm'] as string, body)),
+  );
   client.close();
-  return { admitted: results.filter((r) => r.status === 200).length, limit: RATE_LIMIT_RPM, requests: results.length, elapsedMs: Date.now() - started };
+  return {
+    admitted: results.filter((r) => r.status === 200).length,
+    limit: RATE_LIMIT_RPM,
+    requests: results.length,
+    elapsedMs: Date.now() - started,
+  };
 }
 
 async function main(): Promise<number> {
   if (process.getuid?.() !== 0) throw new Error('make fleet creates network namespaces: run it as root');
-  const packages: Record<string, string> = { ip: 'iproute2', 'redis-server': 'redis-server', 'redis-sentinel': 'redis-sentinel', curl: 'curl' };
-  const missing = Object.keys(packages).filter((tool) => { try { execFileSync('bash', ['-c', `command -v ${tool}`], { stdio: 'ignore' }); return false; } catch { return true; } });
-  if (missing.length) throw new Error(`missing ${missing.join(', ')}: apt-get install ${missing.map((t) => packages[t]).join(' ')}`);
+  const packages: Record<string, string> = {
+    ip: 'iproute2',
+    'redis-server': 'redis-server',
+    'redis-sentinel': 'redis-sentinel',
+    curl: 'curl',
+  };
+  const missing = Object.keys(packages).filter((tool) => {
+    try {
+      execFileSync('bash', ['-c', `command -v ${tool}`], { stdio: 'ignore' });
+      return false;
+    } catch {
+      return true;
+    }
+  });
+  // A fresh machine has none of the Sentinel: install what is missing, as .ci/run does.
+  if (missing.length) {
+    say(`installing ${missing.map((t) => packages[t]).join(' ')} (apt-get)`);
+    execFileSync('apt-get', ['update', '-qq'], { stdio: 'ignore' });
+    execFileSync('apt-get', ['install', '-y', '-qq', ...missing.map((t) => packages[t] as string)], {
+      stdio: 'ignore',
+      env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+    });
+  }
   const stale = cleanStale();
   if (stale.length) say(`deleted the namespaces of earlier runs that are gone: ${stale.join(', ')}`);
   const envoyBinary = execFileSync('bash', ['scripts/install-envoy.sh'], { encoding: 'utf8' }).trim();
   say('starting the fleet (10 hosts in network namespaces)');
   const f = await startFleet({
-    modelDir: resolve(values.model as string), envoyBinary, onEvent: (e) => say(describeEvent(e)), onStopper: (s) => { stopper = s; },
+    modelDir: resolve(values.model as string),
+    envoyBinary,
+    onEvent: (e) => say(describeEvent(e)),
+    onStopper: (s) => {
+      stopper = s;
+    },
   });
   const keys = await createKeys(f, LOAD.orgs, 100_000);
   const targets = GATEWAYS.map((name) => ({ name, address: f.host(name).address, port: gatewayPort }));
@@ -85,7 +128,16 @@ async function main(): Promise<number> {
   const chosen = SCENARIOS.filter((s) => !values.only || s.name.includes(values.only as string));
   for (const [i, scenario] of chosen.entries()) {
     say(`scenario: ${scenario.name}`);
-    const load = startLoad({ gateways: targets, ca: f.ca, modelId: f.modelId, keys, ratePerS: LOAD.ratePerS, maxInFlight: LOAD.maxInFlight, idPrefix: `s${i}`, bogusEvery: 10 });
+    const load = startLoad({
+      gateways: targets,
+      ca: f.ca,
+      modelId: f.modelId,
+      keys,
+      ratePerS: LOAD.ratePerS,
+      maxInFlight: LOAD.maxInFlight,
+      idPrefix: `s${i}`,
+      bogusEvery: 10,
+    });
     const t0 = Date.now();
     await sleep(WARMUP_MS);
     await scenario.run(f);
@@ -98,7 +150,10 @@ async function main(): Promise<number> {
   await sleep(3_000);
   const recorded = await recordedUsage(f);
   const scenarios: ScenarioResult[] = raw.map((r) => summarise(r.name, r.outcomes, recorded, r.ms));
-  const result = report(scenarios, rate, { quick, load: { rate_per_s: LOAD.ratePerS, max_in_flight: LOAD.maxInFlight, organizations: LOAD.orgs.length } });
+  const result = report(scenarios, rate, {
+    quick,
+    load: { rate_per_s: LOAD.ratePerS, max_in_flight: LOAD.maxInFlight, organizations: LOAD.orgs.length },
+  });
   const out = resolve(values.out as string);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
@@ -125,7 +180,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 process.once('exit', () => stopper?.network.destroy());
 
 main()
-  .then(async (code) => { await shutdown(); process.exit(interrupted ? 130 : code); })
+  .then(async (code) => {
+    await shutdown();
+    process.exit(interrupted ? 130 : code);
+  })
   .catch(async (err: Error) => {
     if (!interrupted) say(`failed: ${err.stack ?? err.message}`);
     await shutdown();

@@ -31,22 +31,45 @@ export interface Network {
 }
 
 const ip = (...args: string[]): string => execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
-const tryIp = (...args: string[]): void => { try { ip(...args); } catch { /* already gone */ } };
+const tryIp = (...args: string[]): void => {
+  try {
+    ip(...args);
+  } catch {
+    /* already gone */
+  }
+};
 
 /** Network namespaces, as `ip netns list` names them. */
 function namespaces(): string[] {
-  return ip('netns', 'list').split('\n').map((l) => l.split(' ')[0] ?? '').filter(Boolean);
+  return ip('netns', 'list')
+    .split('\n')
+    .map((l) => l.split(' ')[0] ?? '')
+    .filter(Boolean);
 }
 
 function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 /** Kills what runs in a namespace and deletes it. */
 function deleteNamespace(ns: string): void {
   let pids: string[] = [];
-  try { pids = ip('netns', 'pids', ns).split('\n').filter(Boolean); } catch { /* gone */ }
-  for (const pid of pids) try { process.kill(Number(pid), 'SIGKILL'); } catch { /* gone */ }
+  try {
+    pids = ip('netns', 'pids', ns).split('\n').filter(Boolean);
+  } catch {
+    /* gone */
+  }
+  for (const pid of pids)
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   tryIp('netns', 'delete', ns);
 }
 
@@ -58,11 +81,19 @@ function destroyRun(id: string): void {
 
 /** Deletes the namespaces and bridges of earlier runs whose owner process is gone. Returns their ids. */
 export function cleanStale(): string[] {
-  const ids = new Set(namespaces().filter((n) => n.startsWith(NS_PREFIX)).map((n) => n.slice(NS_PREFIX.length).split('-')[0] ?? ''));
+  const ids = new Set(
+    namespaces()
+      .filter((n) => n.startsWith(NS_PREFIX))
+      .map((n) => n.slice(NS_PREFIX.length).split('-')[0] ?? ''),
+  );
   mkdirSync(OWNERS, { recursive: true });
   for (const file of readdirSync(OWNERS)) ids.add(file);
   const stale = [...ids].filter((id) => {
-    try { return !alive(Number(readFileSync(join(OWNERS, id), 'utf8'))); } catch { return true; }
+    try {
+      return !alive(Number(readFileSync(join(OWNERS, id), 'utf8')));
+    } catch {
+      return true;
+    }
   });
   for (const id of stale) destroyRun(id);
   return stale;
@@ -70,7 +101,10 @@ export function cleanStale(): string[] {
 
 // A 10.213.x.0/24 that no interface on this machine has an address in.
 function freeSubnet(): string {
-  const used = ip('-4', '-o', 'addr').split('\n').map((l) => /inet (10\.213\.\d+)\./.exec(l)?.[1]).filter(Boolean);
+  const used = ip('-4', '-o', 'addr')
+    .split('\n')
+    .map((l) => /inet (10\.213\.\d+)\./.exec(l)?.[1])
+    .filter(Boolean);
   for (let x = 1; x < 255; x++) if (!used.includes(`10.213.${x}`)) return `10.213.${x}`;
   throw new Error('no free 10.213.x.0/24 for the fleet');
 }
@@ -88,7 +122,9 @@ export function createNetwork(hostNames: readonly string[]): Network {
     ip('addr', 'add', `${subnet}.1/24`, 'dev', bridge);
     ip('link', 'set', bridge, 'up');
     const hosts: Record<string, Host> = {};
-    hostNames.forEach((name, i) => { hosts[name] = addHost(id, bridge, name, `${subnet}.${11 + i}`, i); });
+    hostNames.forEach((name, i) => {
+      hosts[name] = addHost(id, bridge, name, `${subnet}.${11 + i}`, i);
+    });
     return { ...network, hosts };
   } catch (err) {
     network.destroy();

@@ -4,7 +4,7 @@
  */
 import type { Outcome } from './load.js';
 
-/** One scenario's figures (the fleet.json fields the issue names, and a few more). */
+/** One scenario's figures, as fleet.json holds them (scripts/fleet/README.md lists the fields). */
 export interface ScenarioResult {
   readonly name: string;
   readonly requests: number;
@@ -26,7 +26,12 @@ export interface ScenarioResult {
 }
 
 /** Summarises one scenario; `recorded` holds how often each request id was recorded. */
-export function summarise(name: string, outcomes: readonly Outcome[], recorded: ReadonlyMap<string, number>, durationMs: number): ScenarioResult {
+export function summarise(
+  name: string,
+  outcomes: readonly Outcome[],
+  recorded: ReadonlyMap<string, number>,
+  durationMs: number,
+): ScenarioResult {
   const real = outcomes.filter((o) => !o.bogus);
   const ok = real.filter((o) => o.status === 200);
   const failed = real.filter((o) => o.status !== 200);
@@ -34,7 +39,10 @@ export function summarise(name: string, outcomes: readonly Outcome[], recorded: 
   for (const f of failed) statuses[`${f.status} ${f.error ?? ''}`.trim()] = (statuses[`${f.status} ${f.error ?? ''}`.trim()] ?? 0) + 1;
   const times = failed.map((f) => f.at);
   return {
-    name, requests: real.length, ok: ok.length, failed: failed.length,
+    name,
+    requests: real.length,
+    ok: ok.length,
+    failed: failed.length,
     usage_returned: ok.length,
     usage_recorded: ok.reduce((n, o) => n + (recorded.get(o.id) ?? 0), 0),
     window_ms: times.length ? Math.max(...times) - Math.min(...times) : 0,
@@ -62,27 +70,62 @@ export interface FleetReport {
 }
 
 /** Totals over the scenarios. */
-export function report(scenarios: readonly ScenarioResult[], rate: { admitted: number; limit: number; requests: number; elapsedMs: number }, rest: Pick<FleetReport, 'quick' | 'load'>): FleetReport {
+export function report(
+  scenarios: readonly ScenarioResult[],
+  rate: { admitted: number; limit: number; requests: number; elapsedMs: number },
+  rest: Pick<FleetReport, 'quick' | 'load'>,
+): FleetReport {
   return {
     scenarios,
     failed_total: scenarios.reduce((n, s) => n + s.failed, 0),
     usage_lost: scenarios.reduce((n, s) => n + Math.max(0, s.usage_returned - s.usage_recorded), 0),
-    rate_limit_admitted: rate.admitted, rate_limit_limit: rate.limit, rate_limit_requests: rate.requests, rate_limit_elapsed_ms: rate.elapsedMs,
+    rate_limit_admitted: rate.admitted,
+    rate_limit_limit: rate.limit,
+    rate_limit_requests: rate.requests,
+    rate_limit_elapsed_ms: rate.elapsedMs,
     open_door_total: scenarios.reduce((n, s) => n + s.open_door, 0),
-    ...rest, measured_at: new Date().toISOString(),
+    ...rest,
+    measured_at: new Date().toISOString(),
   };
 }
 
 /** The table `make fleet` prints. */
 export function table(r: FleetReport): string {
-  const head = ['scenario', 'requests', 'ok', 'failed', 'window ms', 'usage returned', 'usage recorded', 'rerouted', 'failures (status: n)'];
-  const rows = r.scenarios.map((s) => [s.name, s.requests, s.ok, s.failed, s.window_ms, s.usage_returned, s.usage_recorded, s.rerouted,
-    Object.entries(s.failed_statuses).map(([k, v]) => `${k}: ${v}`).join(', ') || '-'].map(String));
+  const head = [
+    'scenario',
+    'requests',
+    'ok',
+    'failed',
+    'window ms',
+    'usage returned',
+    'usage recorded',
+    'rerouted',
+    'failures (status: n)',
+  ];
+  const rows = r.scenarios.map((s) =>
+    [
+      s.name,
+      s.requests,
+      s.ok,
+      s.failed,
+      s.window_ms,
+      s.usage_returned,
+      s.usage_recorded,
+      s.rerouted,
+      Object.entries(s.failed_statuses)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ') || '-',
+    ].map(String),
+  );
   const widths = head.map((h, i) => Math.max(h.length, ...rows.map((row) => (row[i] as string).length)));
-  const line = (cells: string[]) => cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ');
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (i === 0 || i === cells.length - 1 ? c.padEnd(widths[i] as number) : c.padStart(widths[i] as number))).join('  ');
   return [
-    line(head), line(widths.map((w) => '-'.repeat(w))), ...rows.map(line), '',
+    line(head),
+    line(widths.map((w) => '-'.repeat(w))),
+    ...rows.map(line),
+    '',
     `failed_total ${r.failed_total}   usage_lost ${r.usage_lost}   open_door ${r.open_door_total}   ` +
-    `rate limit: ${r.rate_limit_admitted} admitted of ${r.rate_limit_requests} at rpm ${r.rate_limit_limit} (${r.rate_limit_elapsed_ms} ms, both gateways)`,
+      `rate limit: ${r.rate_limit_admitted} admitted of ${r.rate_limit_requests} at rpm ${r.rate_limit_limit} (${r.rate_limit_elapsed_ms} ms, both gateways)`,
   ].join('\n');
 }

@@ -38,7 +38,12 @@ async function rolling(fleet: Fleet, names: readonly string[]): Promise<void> {
 /** The primary Sentinel names now ("host:port"). */
 export function sentinelPrimary(fleet: Fleet): string {
   const sentinel = fleet.host('sentinel-c');
-  const out = execFileSync('redis-cli', ['-h', sentinel.address, '-p', String(sentinelPort), 'SENTINEL', 'get-master-addr-by-name', SENTINEL_NAME], { encoding: 'utf8' });
+  // The password through the environment (REDISCLI_AUTH), not the command line.
+  const out = execFileSync(
+    'redis-cli',
+    ['-h', sentinel.address, '-p', String(sentinelPort), 'SENTINEL', 'get-master-addr-by-name', SENTINEL_NAME],
+    { encoding: 'utf8', env: { ...process.env, REDISCLI_AUTH: fleet.sentinelPassword } },
+  );
   return out.trim().split('\n').join(':');
 }
 
@@ -57,7 +62,11 @@ async function redisFailover(fleet: Fleet): Promise<void> {
 async function drainEnvoy(fleet: Fleet, name: string): Promise<void> {
   // Through the admin port on the host's own loopback: Envoy stops taking connections after its
   // 2 s drain time and tells keep-alive clients to reconnect (connection: close / GOAWAY).
-  execFileSync('ip', ['netns', 'exec', fleet.host(name).netns, 'curl', '-fsS', '-X', 'POST', `http://127.0.0.1:${adminPort}/drain_listeners?graceful`], { stdio: 'ignore' });
+  execFileSync(
+    'ip',
+    ['netns', 'exec', fleet.host(name).netns, 'curl', '-fsS', '-X', 'POST', `http://127.0.0.1:${adminPort}/drain_listeners?graceful`],
+    { stdio: 'ignore' },
+  );
   await sleep(3_000);
   await sup(fleet, name).restart();
   await sleep(BACK_IN_ROTATION_MS);

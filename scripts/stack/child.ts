@@ -46,9 +46,15 @@ export function spawnChild(options: ChildOptions): Child {
   closeSync(fd);
   let done = false;
   const gone = new Promise<ExitInfo>((resolve) => {
-    child.once('exit', (code, signal) => { done = true; resolve({ code, signal }); });
+    child.once('exit', (code, signal) => {
+      done = true;
+      resolve({ code, signal });
+    });
     // A command that cannot be spawned emits only 'error'.
-    child.once('error', () => { done = true; resolve({ code: 127, signal: null }); });
+    child.once('error', () => {
+      done = true;
+      resolve({ code: 127, signal: null });
+    });
   });
   return {
     name: options.name,

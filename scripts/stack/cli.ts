@@ -26,7 +26,8 @@ function runningPid(file: string, marker: string): number | undefined {
   }
 }
 
-const state = (s: UpSettings) => (existsSync(join(s.stateDir, 'stack.state')) ? readFileSync(join(s.stateDir, 'stack.state'), 'utf8').trim() : '');
+const state = (s: UpSettings) =>
+  existsSync(join(s.stateDir, 'stack.state')) ? readFileSync(join(s.stateDir, 'stack.state'), 'utf8').trim() : '';
 const daemonPid = (s: UpSettings) => runningPid(join(s.stateDir, 'stack.pid'), DAEMON);
 
 async function up(s: UpSettings): Promise<number> {
@@ -41,7 +42,10 @@ async function up(s: UpSettings): Promise<number> {
   }
   for (const deadline = Date.now() + 420_000; Date.now() < deadline; await sleep(250)) {
     const now = state(s);
-    if (now === 'ready') return printWelcome(s), 0;
+    if (now === 'ready') {
+      printWelcome(s);
+      return 0;
+    }
     if (now.startsWith('failed') || daemonPid(s) === undefined) {
       say(`${now || 'the stack supervisor exited'}\n  logs: ${s.logDir}/ (stack.log says what happened)`);
       return 1;
@@ -56,7 +60,12 @@ function startDaemon(s: UpSettings): void {
   rmSync(join(s.stateDir, 'stack.state'), { force: true });
   const log = openSync(join(s.logDir, 'stack.log'), 'a');
   // Its own session: the stack outlives this command and the terminal.
-  const child = spawn(process.execPath, ['--import', 'tsx', DAEMON], { cwd: repoRoot, env: process.env, detached: true, stdio: ['ignore', log, log] });
+  const child = spawn(process.execPath, ['--import', 'tsx', DAEMON], {
+    cwd: repoRoot,
+    env: process.env,
+    detached: true,
+    stdio: ['ignore', log, log],
+  });
   closeSync(log);
   child.unref();
   writeFileSync(join(s.stateDir, 'stack.pid'), `${child.pid}\n`);
@@ -68,7 +77,10 @@ async function down(s: UpSettings): Promise<number> {
   if (pid !== undefined) {
     process.kill(pid, 'SIGTERM');
     for (let i = 0; i < 600 && daemonPid(s) !== undefined; i++) await sleep(100);
-    if (daemonPid(s) !== undefined) { say('the stack supervisor did not stop in 60 s; killing it'); process.kill(pid, 'SIGKILL'); }
+    if (daemonPid(s) !== undefined) {
+      say('the stack supervisor did not stop in 60 s; killing it');
+      process.kill(pid, 'SIGKILL');
+    }
     say(`stopped the stack (supervisor pid ${pid})`);
   }
   await stopOrphans(s);
@@ -79,15 +91,31 @@ async function down(s: UpSettings): Promise<number> {
 
 /** Stops components whose supervisor is gone, by pid file with the command line checked. */
 async function stopOrphans(s: UpSettings): Promise<void> {
-  const markers: Record<string, string> = { envoy: s.envoyConfigFile, embedder: 'embedder/src/main.ts', authz: 'authz/src/main.ts', redis: 'redis-server' };
+  const markers: Record<string, string> = {
+    envoy: s.envoyConfigFile,
+    embedder: 'embedder/src/main.ts',
+    authz: 'authz/src/main.ts',
+    redis: 'redis-server',
+  };
   const stopping: number[] = [];
   for (const [name, marker] of Object.entries(markers)) {
     const orphan = runningPid(join(s.stateDir, `${name}.pid`), marker);
-    if (orphan !== undefined) { process.kill(orphan, 'SIGTERM'); stopping.push(orphan); say(`stopping orphaned ${name} (pid ${orphan})`); }
+    if (orphan !== undefined) {
+      process.kill(orphan, 'SIGTERM');
+      stopping.push(orphan);
+      say(`stopping orphaned ${name} (pid ${orphan})`);
+    }
     rmSync(join(s.stateDir, `${name}.pid`), { force: true });
   }
   // They drain first (authz up to 6.5 s); their ports are free once they are gone.
-  const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+  const alive = (pid: number) => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
   for (let i = 0; i < 150 && stopping.some(alive); i++) await sleep(100);
   for (const pid of stopping.filter(alive)) process.kill(pid, 'SIGKILL');
 }
@@ -102,12 +130,12 @@ The gateway is up.
   Model:     ${s.svc.modelId}
   Redis:     ${redis}
   Logs:      ${s.logDir}/   (make logs)      Stop: make down
-  Metrics:   http://127.0.0.1:${s.envoyAdminPort}/stats/prometheus (Envoy), http://127.0.0.1:${s.baseEnv?.AUTHZ_METRICS_PORT ?? 9192}/metrics (authz), http://${s.embedder.host}:${s.embedder.port}/metrics (embedder)
+  Metrics:   http://127.0.0.1:${s.envoyAdminPort}/stats/prometheus (Envoy), http://127.0.0.1:${s.baseEnv?.AUTHZ_METRICS_PORT ?? 9192}/metrics (authz, with "authorization: Bearer" the token in ${s.svc.metricsTokenFile}), http://${s.embedder.host}:${s.embedder.port}/metrics (embedder, the same token)
   Prometheus: make prometheus, then http://127.0.0.1:9090   (alerts and dashboard: deploy/prometheus/README.md)
 
-Create an organization and an API key:
+Create an organization and an API key (exported as KEY for the curl below and README's clients):
   npm run admin -- org create acme --models ${s.svc.modelId}
-  npm run admin -- key create --org acme --json
+  export KEY=$(npm run -s admin -- key create --org acme --json | node -pe 'JSON.parse(require("fs").readFileSync(0)).key')
 
 Then:
   curl --cacert ${s.caFile} https://localhost:${port}/v1/embeddings \\

@@ -9,6 +9,7 @@ import { fileURLToPath } from 'node:url';
 import type { ChildOptions } from './child.js';
 import { allOf, httpOk, tcpOpen, type Probe } from './probes.js';
 import { redisAnswers } from './redis-probe.js';
+import type { SettlementUser } from './settlement-user.js';
 
 /** The command lines of the two TypeScript services (relative to the repository root). */
 export const ENTRYPOINTS: Readonly<Record<'authz' | 'embedder', readonly string[]>> = Object.freeze({
@@ -33,16 +34,28 @@ export interface ServiceContract {
   readonly modelDir: string;
   readonly modelId: string;
   readonly keyHashSecretFile: string;
+  /** The grant secret authz signs with and the embedder verifies with. */
+  readonly grantSecretFile: string;
   readonly redisUrl: string;
   readonly redisKeyPrefix?: string;
   /** host:port,… of Redis Sentinels; when set, authz finds the primary through them. */
   readonly redisSentinels?: string;
   readonly redisSentinelName?: string;
-  /**
-   * Where the embedder reaches authz's Admission service: `host:port`, or a gRPC target listing
-   * several replicas (`ipv4:a:9191,b:9191`), which the embedder balances and fails over across.
-   */
-  readonly authzAddress?: string;
+  /** The embedder's own Redis user (settlement only); without it, the embedder uses REDIS_URL's. */
+  readonly settlementUser?: SettlementUser;
+  /** The secret Envoy sends authz with every Check (authz/src/caller.ts); the stack creates it. */
+  readonly authzCallerTokenFile?: string;
+  /** The bearer token authz's and the embedder's GET /metrics require (Prometheus sends it); the stack creates it. */
+  readonly metricsTokenFile?: string;
+}
+
+// authz and the embedder reach the same Redis, the same way.
+function redisEnv(svc: ServiceContract): Record<string, string> {
+  return {
+    REDIS_URL: svc.redisUrl,
+    ...(svc.redisKeyPrefix ? { REDIS_KEY_PREFIX: svc.redisKeyPrefix } : {}),
+    ...(svc.redisSentinels ? { REDIS_SENTINELS: svc.redisSentinels, REDIS_SENTINEL_NAME: svc.redisSentinelName ?? 'ctg' } : {}),
+  };
 }
 
 /** Where one instance runs and what else it is given. */
@@ -63,18 +76,29 @@ export interface Placement {
 /** The environment authz (and its admin CLI) is given. */
 export function authzEnv(svc: ServiceContract, host: string, port: number): Record<string, string> {
   return {
-    AUTHZ_HOST: host, AUTHZ_PORT: String(port),
-    REDIS_URL: svc.redisUrl, KEY_HASH_SECRET_FILE: svc.keyHashSecretFile, MODEL_ID: svc.modelId, MODEL_DIR: svc.modelDir,
-    ...(svc.redisKeyPrefix ? { REDIS_KEY_PREFIX: svc.redisKeyPrefix } : {}),
-    ...(svc.redisSentinels ? { REDIS_SENTINELS: svc.redisSentinels, REDIS_SENTINEL_NAME: svc.redisSentinelName ?? 'ctg' } : {}),
+    AUTHZ_HOST: host,
+    AUTHZ_PORT: String(port),
+    ...redisEnv(svc),
+    KEY_HASH_SECRET_FILE: svc.keyHashSecretFile,
+    GRANT_SECRET_FILE: svc.grantSecretFile,
+    MODEL_ID: svc.modelId,
+    MODEL_DIR: svc.modelDir,
+    ...(svc.authzCallerTokenFile ? { AUTHZ_CALLER_TOKEN_FILE: svc.authzCallerTokenFile } : {}),
+    ...(svc.metricsTokenFile ? { METRICS_TOKEN_FILE: svc.metricsTokenFile } : {}),
   };
 }
 
 /** The environment the embedder is given. */
 export function embedderEnv(svc: ServiceContract, host: string, port: number): Record<string, string> {
   return {
-    EMBEDDER_HOST: host, EMBEDDER_PORT: String(port), MODEL_DIR: svc.modelDir, MODEL_ID: svc.modelId,
-    ...(svc.authzAddress ? { AUTHZ_ADDRESS: svc.authzAddress } : {}),
+    EMBEDDER_HOST: host,
+    EMBEDDER_PORT: String(port),
+    MODEL_DIR: svc.modelDir,
+    MODEL_ID: svc.modelId,
+    GRANT_SECRET_FILE: svc.grantSecretFile,
+    ...redisEnv(svc),
+    ...(svc.metricsTokenFile ? { METRICS_TOKEN_FILE: svc.metricsTokenFile } : {}),
+    ...(svc.settlementUser ? { REDIS_USERNAME: svc.settlementUser.username, REDIS_PASSWORD_FILE: svc.settlementUser.passwordFile } : {}),
   };
 }
 
@@ -82,7 +106,12 @@ function tsService(which: 'authz' | 'embedder', at: Placement, env: Record<strin
   const [, ...standard] = ENTRYPOINTS[which];
   const args = [...(at.nodeArgs ?? []), ...standard.slice(0, -1), at.entry ?? (standard.at(-1) as string)];
   return {
-    name: at.name ?? which, command: process.execPath, args, cwd: repoRoot, logFile: at.logFile, netns: at.netns,
+    name: at.name ?? which,
+    command: process.execPath,
+    args,
+    cwd: repoRoot,
+    logFile: at.logFile,
+    netns: at.netns,
     env: { ...minimalEnv(), ...at.baseEnv, ...env, ...at.overrides },
   };
 }
@@ -91,17 +120,19 @@ function tsService(which: 'authz' | 'embedder', at: Placement, env: Record<strin
 export function authzComponent(svc: ServiceContract, at: Placement): ComponentSpec {
   return {
     ...tsService('authz', at, authzEnv(svc, at.host, at.port)),
-    ready: tcpOpen(probeHost(at.host), at.port), readyTimeoutMs: 60_000,
+    ready: tcpOpen(probeHost(at.host), at.port),
+    readyTimeoutMs: 60_000,
     // authz drains its gRPC calls for up to 5 s itself (authz/src/main.ts).
     stopGraceMs: 8_000,
   };
 }
 
-/** The embedder: ready once GET /ready answers 200 (its model is loaded); it drains on SIGTERM itself. */
+/** The embedder: ready once GET /ready answers 200 (model loaded, settlement store up); it drains on SIGTERM itself. */
 export function embedderComponent(svc: ServiceContract, at: Placement): ComponentSpec {
   return {
     ...tsService('embedder', at, embedderEnv(svc, at.host, at.port)),
-    ready: httpOk(`http://${probeHost(at.host)}:${at.port}/ready`), readyTimeoutMs: 300_000,
+    ready: httpOk(`http://${probeHost(at.host)}:${at.port}/ready`),
+    readyTimeoutMs: 300_000,
     // In-flight requests finish before it exits (EMBEDDER_DRAIN_S); a large request takes minutes.
     stopGraceMs: 600_000,
   };
@@ -123,11 +154,23 @@ export interface EnvoyPlacement {
 /** Envoy: ready once its admin /ready says LIVE and the gateway listener accepts connections. */
 export function envoyComponent(at: EnvoyPlacement): ComponentSpec {
   return {
-    name: at.name ?? 'envoy', command: at.binary, cwd: repoRoot, logFile: at.logFile, netns: at.netns,
+    name: at.name ?? 'envoy',
+    command: at.binary,
+    cwd: repoRoot,
+    logFile: at.logFile,
+    netns: at.netns,
     // Hot restart shares memory between Envoys with one base id; several stacks run side by side.
     // The access log reaches its file within a second (Envoy's default is ten).
-    args: ['-c', at.configFile, '--disable-hot-restart', '--log-level', 'warn', '--file-flush-interval-msec', '1000',
-      ...(at.concurrency ? ['--concurrency', String(at.concurrency)] : [])],
+    args: [
+      '-c',
+      at.configFile,
+      '--disable-hot-restart',
+      '--log-level',
+      'warn',
+      '--file-flush-interval-msec',
+      '1000',
+      ...(at.concurrency ? ['--concurrency', String(at.concurrency)] : []),
+    ],
     env: minimalEnv(),
     ready: allOf(httpOk(`http://127.0.0.1:${at.adminPort}/ready`), tcpOpen(probeHost(at.gatewayHost), at.gatewayPort)),
     readyTimeoutMs: 30_000,
@@ -158,12 +201,34 @@ export interface RedisPlacement {
  */
 export function redisComponent(at: RedisPlacement): ComponentSpec {
   return {
-    name: at.name ?? 'redis', command: 'redis-server', cwd: at.dir, logFile: at.logFile, netns: at.netns,
-    args: ['--bind', at.bind, '--port', String(at.port), '--dir', at.dir, '--appendonly', 'yes', '--appendfsync', 'everysec',
-      '--save', '', '--daemonize', 'no', '--protected-mode', 'no',
-      ...(at.replicaOf ? ['--replicaof', ...at.replicaOf.split(' ')] : []), ...(at.extraArgs ?? [])],
+    name: at.name ?? 'redis',
+    command: 'redis-server',
+    cwd: at.dir,
+    logFile: at.logFile,
+    netns: at.netns,
+    args: [
+      '--bind',
+      at.bind,
+      '--port',
+      String(at.port),
+      '--dir',
+      at.dir,
+      '--appendonly',
+      'yes',
+      '--appendfsync',
+      'everysec',
+      '--save',
+      '',
+      '--daemonize',
+      'no',
+      '--protected-mode',
+      'no',
+      ...(at.replicaOf ? ['--replicaof', ...at.replicaOf.split(' ')] : []),
+      ...(at.extraArgs ?? []),
+    ],
     env: minimalEnv(),
-    ready: redisAnswers(probeHost(at.bind), at.port), readyTimeoutMs: 30_000,
+    ready: redisAnswers(probeHost(at.bind), at.port),
+    readyTimeoutMs: 30_000,
     stopGraceMs: 10_000,
   };
 }

@@ -10,7 +10,11 @@ mkdir -p "$LOCAL"
 
 if [[ ! -d node_modules || package-lock.json -nt node_modules/.package-lock.json ]]; then
   say "installing npm dependencies (npm ci)"
-  npm ci
+  # onnxruntime-node's postinstall would download CUDA libraries from outside the npm registry
+  # (this machine and CI reach only the registry; we run on CPU). ONNXRUNTIME_NODE_INSTALL is
+  # the switch its installer documents; as a project .npmrc key, every npm command warned
+  # `Unknown project config "onnxruntime-node-install"`.
+  ONNXRUNTIME_NODE_INSTALL=skip npm ci
 fi
 
 bash scripts/install-envoy.sh >/dev/null

@@ -3,13 +3,20 @@
  * persistent Redis), each under a Supervisor. make up (daemon.ts), the test suite
  * (test/support/stack.ts) and the bench (bench/stack.ts) all start the gateway through here.
  */
-import { writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { renderEnvoyConfig, type EnvoySettings } from '../../envoy/render.js';
 import {
-  authzComponent, embedderComponent, envoyComponent, logFileOf, probeHost, redisComponent,
-  type ComponentSpec, type ServiceContract,
+  authzComponent,
+  embedderComponent,
+  envoyComponent,
+  logFileOf,
+  redisComponent,
+  type ComponentSpec,
+  type ServiceContract,
 } from './components.js';
+import { ensureSecretFile } from './secrets.js';
+import { createSettlementUser } from './settlement-user.js';
 import { DEFAULT_RESTART, Supervisor, type RestartPolicy, type SupervisorEvent } from './supervisor.js';
 
 export type ServiceName = 'authz' | 'embedder' | 'envoy';
@@ -29,7 +36,20 @@ export interface LocalStackSettings {
   readonly tls: { readonly certFile: string; readonly keyFile: string };
   /** Envoy's ext_authz deadline and others (render.ts defaults otherwise). */
   /** Envoy's timeouts and limits (the ports, addresses and files come from the fields above). */
-  readonly envoy?: Partial<Omit<EnvoySettings, 'gatewayHost' | 'gatewayPort' | 'adminPort' | 'embedderHost' | 'embedderPort' | 'authzHost' | 'authzPort' | 'tlsCertFile' | 'tlsKeyFile'>>;
+  readonly envoy?: Partial<
+    Omit<
+      EnvoySettings,
+      | 'gatewayHost'
+      | 'gatewayPort'
+      | 'adminPort'
+      | 'embedderHost'
+      | 'embedderPort'
+      | 'authzHost'
+      | 'authzPort'
+      | 'tlsCertFile'
+      | 'tlsKeyFile'
+    >
+  >;
   /** Inherited by authz and the embedder (user settings such as LOG_LEVEL); the contract wins. */
   readonly baseEnv?: Readonly<Record<string, string>>;
   readonly overrides?: Partial<Record<'authz' | 'embedder', Readonly<Record<string, string>>>>;
@@ -41,15 +61,33 @@ export interface LocalStackSettings {
 /** Builds each component's spec from the settings. */
 export function localComponents(s: LocalStackSettings): Record<ServiceName, ComponentSpec> & { redis?: ComponentSpec } {
   const at = (name: 'authz' | 'embedder', where: { host: string; port: number }) => ({
-    ...where, logFile: logFileOf(s.logDir, name), baseEnv: s.baseEnv, overrides: s.overrides?.[name],
+    ...where,
+    logFile: logFileOf(s.logDir, name),
+    baseEnv: s.baseEnv,
+    overrides: s.overrides?.[name],
   });
   return {
-    ...(s.redis ? { redis: redisComponent({ bind: '127.0.0.1', port: s.redis.port, dir: s.redis.dir, logFile: logFileOf(s.logDir, 'redis') }) } : {}),
+    ...(s.redis
+      ? {
+          redis: redisComponent({
+            bind: '127.0.0.1',
+            port: s.redis.port,
+            dir: s.redis.dir,
+            logFile: logFileOf(s.logDir, 'redis'),
+            // The embedder's user survives a restart of Redis, as the data does.
+            extraArgs: ['--aclfile', aclFileOf(s.redis.dir)],
+          }),
+        }
+      : {}),
     authz: authzComponent(s.svc, at('authz', s.authz)),
-    embedder: embedderComponent({ authzAddress: `${probeHost(s.authz.host)}:${s.authz.port}`, ...s.svc }, at('embedder', s.embedder)),
+    embedder: embedderComponent(s.svc, at('embedder', s.embedder)),
     envoy: envoyComponent({
-      binary: s.envoyBinary, configFile: s.envoyConfigFile, adminPort: s.envoyAdminPort,
-      gatewayHost: s.gateway.host, gatewayPort: s.gateway.port, logFile: logFileOf(s.logDir, 'envoy'),
+      binary: s.envoyBinary,
+      configFile: s.envoyConfigFile,
+      adminPort: s.envoyAdminPort,
+      gatewayHost: s.gateway.host,
+      gatewayPort: s.gateway.port,
+      logFile: logFileOf(s.logDir, 'envoy'),
       concurrency: s.envoyConcurrency,
     }),
   };
@@ -57,14 +95,31 @@ export function localComponents(s: LocalStackSettings): Record<ServiceName, Comp
 
 /** Renders the Envoy bootstrap for a local stack into its config file. */
 export function writeLocalEnvoyConfig(s: LocalStackSettings): void {
-  writeFileSync(s.envoyConfigFile, renderEnvoyConfig({
-    gatewayHost: s.gateway.host, gatewayPort: s.gateway.port, adminPort: s.envoyAdminPort,
-    embedderHost: s.embedder.host, embedderPort: s.embedder.port, authzHost: s.authz.host, authzPort: s.authz.port,
-    tlsCertFile: s.tls.certFile, tlsKeyFile: s.tls.keyFile,
-    authzTimeoutMs: s.envoy?.authzTimeoutMs ?? 500, embedderTimeoutS: s.envoy?.embedderTimeoutS ?? 600,
-    retryAfterSeconds: s.envoy?.retryAfterSeconds ?? 1,
-    ...s.envoy,
-  }));
+  writeFileSync(
+    s.envoyConfigFile,
+    renderEnvoyConfig({
+      gatewayHost: s.gateway.host,
+      gatewayPort: s.gateway.port,
+      adminPort: s.envoyAdminPort,
+      embedderHost: s.embedder.host,
+      embedderPort: s.embedder.port,
+      authzHost: s.authz.host,
+      authzPort: s.authz.port,
+      tlsCertFile: s.tls.certFile,
+      tlsKeyFile: s.tls.keyFile,
+      authzTimeoutMs: s.envoy?.authzTimeoutMs ?? 500,
+      embedderTimeoutS: s.envoy?.embedderTimeoutS ?? 600,
+      retryAfterSeconds: s.envoy?.retryAfterSeconds ?? 1,
+      ...(s.svc.authzCallerTokenFile ? { authzCallerToken: readFileSync(s.svc.authzCallerTokenFile, 'utf8').trim() } : {}),
+      ...s.envoy,
+    }),
+    { mode: 0o600 },
+  ); // it holds the caller token
+}
+
+/** Creates the caller and metrics tokens the settings name, where they do not exist yet. */
+export function ensureStackSecrets(s: LocalStackSettings): void {
+  for (const file of [s.svc.authzCallerTokenFile, s.svc.metricsTokenFile]) if (file) ensureSecretFile(file);
 }
 
 /** A running local gateway. */
@@ -79,17 +134,25 @@ export interface LocalStack {
  * model; resolves once all are ready. On failure everything started is stopped again.
  */
 export async function startLocalStack(s: LocalStackSettings, onEvent?: (e: SupervisorEvent) => void): Promise<LocalStack> {
+  ensureStackSecrets(s);
   writeLocalEnvoyConfig(s);
   const specs = localComponents(s);
   const policy = s.restart ?? DEFAULT_RESTART;
   const sup = (spec: ComponentSpec) => new Supervisor(spec, policy, onEvent);
   const supervisors = {
     ...(specs.redis ? { redis: sup(specs.redis) } : {}),
-    authz: sup(specs.authz), embedder: sup(specs.embedder), envoy: sup(specs.envoy),
+    authz: sup(specs.authz),
+    embedder: sup(specs.embedder),
+    envoy: sup(specs.envoy),
   };
   const stack: LocalStack = { supervisors, stop: () => stopInOrder(supervisors) };
   try {
+    if (s.redis) {
+      mkdirSync(s.redis.dir, { recursive: true });
+      appendFileSync(aclFileOf(s.redis.dir), ''); // Redis will not start on a missing ACL file
+    }
     if (supervisors.redis) await supervisors.redis.start();
+    if (s.svc.settlementUser) await createSettlementUser(s.svc.redisUrl, s.svc.redisKeyPrefix ?? 'ctg:', s.svc.settlementUser);
     const embedderReady = supervisors.embedder.start();
     embedderReady.catch(() => undefined); // awaited below; this only keeps an early rejection handled
     await supervisors.authz.start();
@@ -104,12 +167,15 @@ export async function startLocalStack(s: LocalStackSettings, onEvent?: (e: Super
 
 async function stopInOrder(s: LocalStack['supervisors']): Promise<void> {
   // In dependency order: the gateway stops taking requests and finishes those in flight; the
-  // embedder finishes its own, recording their usage through authz; then authz, then Redis.
+  // embedder finishes its own, recording their usage; then authz, then Redis.
   await s.envoy.stop();
   await s.embedder.stop();
   await s.authz.stop();
   await s.redis?.stop();
 }
+
+/** Where the stack's own Redis keeps its users. */
+const aclFileOf = (redisDir: string): string => join(redisDir, 'users.acl');
 
 /** The log directory's path for a state directory. */
 export const logDirOf = (stateDir: string): string => join(stateDir, 'logs');

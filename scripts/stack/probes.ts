@@ -18,32 +18,47 @@ export interface Watched {
 
 /** True once a TCP connection to host:port is accepted. */
 export function tcpOpen(host: string, port: number): Probe {
-  return () => new Promise((resolve) => {
-    const socket = connect(port, host);
-    socket.setTimeout(1_000, () => { socket.destroy(); resolve(false); });
-    socket.once('connect', () => { socket.destroy(); resolve(true); });
-    socket.once('error', () => resolve(false));
-  });
+  return () =>
+    new Promise((resolve) => {
+      const socket = connect(port, host);
+      socket.setTimeout(1_000, () => {
+        socket.destroy();
+        resolve(false);
+      });
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
 }
 
 /** True when GET `url` answers 200 (plain HTTP, e.g. the embedder's /ready or Envoy's admin /ready). */
 export function httpOk(url: string): Probe {
-  return () => new Promise((resolve) => {
-    const req = httpRequest(url, { timeout: 2_000 }, (res) => { res.resume(); resolve(res.statusCode === 200); });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(false));
-    req.end();
-  });
+  return () =>
+    new Promise((resolve) => {
+      const req = httpRequest(url, { timeout: 2_000 }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      });
+      req.on('timeout', () => req.destroy());
+      req.on('error', () => resolve(false));
+      req.end();
+    });
 }
 
 /** True when GET `url` answers 200 over TLS, trusting `ca` for the name `servername`. */
 export function httpsOk(url: string, ca: string | Buffer, servername = 'localhost'): Probe {
-  return () => new Promise((resolve) => {
-    const req = httpsRequest(url, { ca, servername, timeout: 2_000, agent: false }, (res) => { res.resume(); resolve(res.statusCode === 200); });
-    req.on('timeout', () => req.destroy());
-    req.on('error', () => resolve(false));
-    req.end();
-  });
+  return () =>
+    new Promise((resolve) => {
+      const req = httpsRequest(url, { ca, servername, timeout: 2_000, agent: false }, (res) => {
+        res.resume();
+        resolve(res.statusCode === 200);
+      });
+      req.on('timeout', () => req.destroy());
+      req.on('error', () => resolve(false));
+      req.end();
+    });
 }
 
 /** Ready when every probe is. */

@@ -43,13 +43,23 @@ export class Supervisor {
     private readonly onEvent: (event: SupervisorEvent) => void = () => {},
   ) {}
 
-  get name(): string { return this.spec.name; }
-  get state(): SupervisorState { return this.current; }
+  get name(): string {
+    return this.spec.name;
+  }
+  get state(): SupervisorState {
+    return this.current;
+  }
   /** The running child's pid, if any. */
-  get pid(): number | undefined { return this.child && !this.child.exited() ? this.child.pid : undefined; }
-  get logFile(): string { return this.spec.logFile; }
+  get pid(): number | undefined {
+    return this.child && !this.child.exited() ? this.child.pid : undefined;
+  }
+  get logFile(): string {
+    return this.spec.logFile;
+  }
   /** True when no child runs (watched by waitFor so a dead component is reported as such). */
-  exited(): boolean { return this.current === 'failed' || this.current === 'stopped'; }
+  exited(): boolean {
+    return this.current === 'failed' || this.current === 'stopped';
+  }
 
   /** Starts the component; resolves once its probe says ready, rejects if it gives up or times out. */
   async start(): Promise<void> {
@@ -109,7 +119,9 @@ export class Supervisor {
         this.settle();
       },
       // Not ready in time: stop it; its exit then counts as a crash and is restarted or given up.
-      () => { if (this.child === child && this.wanted) void child.stop(this.spec.stopGraceMs); },
+      () => {
+        if (this.child === child && this.wanted) void child.stop(this.spec.stopGraceMs);
+      },
     );
   }
 
@@ -119,7 +131,8 @@ export class Supervisor {
     this.crashes = [...this.crashes.filter((t) => now - t < this.policy.windowMs), now];
     const exit = describeExit(info);
     if (this.crashes.length > this.policy.crashLimit) {
-      const message = `${this.name} keeps crashing: ${this.crashes.length} exits within ${this.policy.windowMs / 1000} s ` +
+      const message =
+        `${this.name} keeps crashing: ${this.crashes.length} exits within ${this.policy.windowMs / 1000} s ` +
         `(last: ${exit}); not restarting it again. See ${this.spec.logFile}`;
       this.current = 'failed';
       this.wanted = false;
@@ -130,23 +143,29 @@ export class Supervisor {
     const delay = Math.min(this.policy.initialDelayMs * 2 ** (this.crashes.length - 1), this.policy.maxDelayMs);
     this.current = 'backoff';
     this.onEvent({ kind: 'crashed', name: this.name, exit, restartInMs: delay });
-    this.timer = setTimeout(() => { if (this.wanted) this.launch(); }, delay);
+    this.timer = setTimeout(() => {
+      if (this.wanted) this.launch();
+    }, delay);
   }
 
   private settle(error?: Error): void {
     if (error) this.failure = error;
     const waiters = this.readyWaiters;
     this.readyWaiters = [];
-    for (const w of waiters) (error ? w.reject(error) : w.resolve());
+    for (const w of waiters) error ? w.reject(error) : w.resolve();
   }
 }
 
 /** The line a supervisor event is logged as. */
 export function describeEvent(event: SupervisorEvent): string {
   switch (event.kind) {
-    case 'started': return `started ${event.name} (pid ${event.pid})`;
-    case 'ready': return `${event.name} is ready (pid ${event.pid})`;
-    case 'crashed': return `${event.name} exited unexpectedly (${event.exit}); restarting in ${event.restartInMs} ms`;
-    case 'gave-up': return event.message;
+    case 'started':
+      return `started ${event.name} (pid ${event.pid})`;
+    case 'ready':
+      return `${event.name} is ready (pid ${event.pid})`;
+    case 'crashed':
+      return `${event.name} exited unexpectedly (${event.exit}); restarting in ${event.restartInMs} ms`;
+    case 'gave-up':
+      return event.message;
   }
 }

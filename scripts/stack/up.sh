@@ -15,11 +15,14 @@ mkdir -p "$LOCAL" "$LOG_DIR"
 ENVOY_BIN="$(bash scripts/install-envoy.sh)"
 export ENVOY_BIN
 bash scripts/certs.sh "$TLS_DIR"
-if [[ ! -s "$KEY_HASH_SECRET_FILE" ]]; then
-  # authz and its admin CLI hash keys with this secret; their default path points here.
-  say "creating the key-hash secret $KEY_HASH_SECRET_FILE"
-  (umask 077 && openssl rand -hex 32 > "$KEY_HASH_SECRET_FILE")
-fi
+# authz and its admin CLI hash keys with the first; authz signs each request's grant with the
+# second and the embedder verifies it; the third is the embedder's Redis password.
+for secret in "$KEY_HASH_SECRET_FILE" "$GRANT_SECRET_FILE" "$LOCAL/redis-embedder-password"; do
+  if [[ ! -s "$secret" ]]; then
+    say "creating the secret $secret"
+    (umask 077 && openssl rand -hex 32 > "$secret")
+  fi
+done
 if [[ -z "${REDIS_URL:-}" ]] && ! command -v redis-server >/dev/null 2>&1; then
   die "redis-server is not installed; the stack runs its own (persistent) Redis.
   Install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis),
