@@ -5,7 +5,15 @@ import { hashSecret } from '../../authz/src/policy/keys.js';
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 const SERVER_SECRET = 'unit-test-server-secret-0123456789abcdef';
 const presented = { id: 'ABCDEFGHIJKL', secret: 'S'.repeat(38) };
-const key: KeyRecord = { id: presented.id, org: 'acme', name: 'ci', hash: hashSecret(presented.id, presented.secret, SERVER_SECRET), createdAt: NOW - 1000, expiresAt: null, revoked: false };
+const key: KeyRecord = {
+  id: presented.id,
+  org: 'acme',
+  name: 'ci',
+  hash: hashSecret(presented.id, presented.secret, SERVER_SECRET),
+  createdAt: NOW - 1000,
+  expiresAt: null,
+  revoked: false,
+};
 const org: OrgRecord = { id: 'acme', endpoints: ['embeddings'], models: ['m1'], rpm: null, tpm: null, createdAt: NOW - 2000 };
 
 function request(overrides: Partial<AccessRequest> = {}): AccessRequest {
@@ -33,7 +41,9 @@ describe('decideAccess', () => {
 
   it('tells revocation and expiry only to the holder of the real secret', () => {
     expect(decideAccess(request({ key: { ...key, revoked: true } }))).toMatchObject({ code: 'revoked_api_key' });
-    expect(decideAccess(request({ key: { ...key, revoked: true }, presented: { ...presented, secret: 'T'.repeat(38) } }))).toMatchObject({ code: 'invalid_api_key' });
+    expect(decideAccess(request({ key: { ...key, revoked: true }, presented: { ...presented, secret: 'T'.repeat(38) } }))).toMatchObject({
+      code: 'invalid_api_key',
+    });
     expect(decideAccess(request({ key: { ...key, expiresAt: NOW } }))).toMatchObject({ code: 'expired_api_key' });
     expect(decideAccess(request({ key: { ...key, expiresAt: NOW + 1 } }))).toMatchObject({ kind: 'grant' });
   });
@@ -49,7 +59,14 @@ describe('decideAccess', () => {
 
   it('grants the served model only to an organization that has it (decided on headers alone)', () => {
     expect(decideAccess(request({ org: { ...org, models: [] } }))).toMatchObject({ kind: 'grant', model: 'm1', modelEnabled: false });
-    expect(decideAccess(request({ org: { ...org, models: ['other'] } }))).toMatchObject({ kind: 'grant', model: 'm1', modelEnabled: false });
-    expect(decideAccess(request({ servedModel: 'other', org: { ...org, models: ['m1', 'other'] } }))).toMatchObject({ model: 'other', modelEnabled: true });
+    expect(decideAccess(request({ org: { ...org, models: ['other'] } }))).toMatchObject({
+      kind: 'grant',
+      model: 'm1',
+      modelEnabled: false,
+    });
+    expect(decideAccess(request({ servedModel: 'other', org: { ...org, models: ['m1', 'other'] } }))).toMatchObject({
+      model: 'other',
+      modelEnabled: true,
+    });
   });
 });

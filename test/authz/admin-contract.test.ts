@@ -30,7 +30,11 @@ describe('admin OpenAPI contract', () => {
 
   it('builds the same problem shape as the public API', () => {
     expect(adminProblem('csrf_rejected', 'x-csrf-token: missing')).toEqual({
-      type: 'about:blank', status: 403, title: 'Cross-site request refused', code: 'csrf_rejected', detail: 'x-csrf-token: missing',
+      type: 'about:blank',
+      status: 403,
+      title: 'Cross-site request refused',
+      code: 'csrf_rejected',
+      detail: 'x-csrf-token: missing',
       error: { message: 'x-csrf-token: missing', type: 'invalid_request_error', param: null, code: 'csrf_rejected' },
     });
     expect(() => adminProblem('nope' as never)).toThrow(/not in the admin catalogue/);
@@ -39,6 +43,25 @@ describe('admin OpenAPI contract', () => {
   it('every operation has an operationId, and only signing in is unauthenticated', () => {
     const operations = documentedOperations(adminDocument);
     expect(operations.every((op) => /^[a-z][A-Za-z]+$/.test(op.operationId))).toBe(true);
-    expect(operations.filter((op) => !op.authenticated).map((op) => op.operationId)).toEqual(['createSession']);
+    expect(
+      operations
+        .filter((op) => !op.authenticated)
+        .map((op) => op.operationId)
+        .sort(),
+    ).toEqual(['createSession', 'finishOidc', 'signInOptions', 'startOidc']);
+  });
+
+  it('every change needs at least an operator, administrators need an owner, reads need a viewer', () => {
+    const roles = Object.fromEntries(
+      documentedOperations(adminDocument)
+        .filter((op) => op.authenticated)
+        .map((op) => [op.operationId, op.role]),
+    );
+    for (const [id, role] of Object.entries(roles)) {
+      if (/Admin/.test(id)) expect(role, id).toBe('owner');
+      else if (/^(create|update|revoke|rotate|set|delete|disable|enable)/.test(id) && id !== 'deleteSession')
+        expect(role, id).toBe('operator');
+      else expect(role, id).toBe('viewer');
+    }
   });
 });

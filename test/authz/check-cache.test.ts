@@ -29,7 +29,8 @@ async function startMonitor(prefix: string) {
   return {
     /** The commands since the last call; a sentinel command marks the end, since MONITOR is asynchronous. */
     async take(): Promise<string[][]> {
-      const sentinel = `${prefix}monitor-sentinel:${(sentinels += 1)}`;
+      sentinels += 1;
+      const sentinel = `${prefix}monitor-sentinel:${sentinels}`;
       await redis.exists(sentinel);
       await vi.waitFor(() => expect(seen.some((args) => args.includes(sentinel))).toBe(true));
       const taken = seen.filter((args) => !args.includes(sentinel));
@@ -78,7 +79,8 @@ describe('Check with the key cache (real gRPC, real Redis)', () => {
       expect(await monitor.take()).toHaveLength(2);
       expect([lookupKey.mock.calls.length, checkLimits.mock.calls.length]).toEqual([1, 1]);
 
-      now = NOW + TTL_MS - 1;
+      // Well inside the TTL (in its last fifth a hit also refreshes the entry in the background).
+      now = NOW + TTL_MS / 2;
       expect(await check(`Bearer ${key}`)).toBe('ok');
       const commands = await monitor.take();
       expect(commands).toHaveLength(1);
@@ -89,6 +91,25 @@ describe('Check with the key cache (real gRPC, real Redis)', () => {
       lookupKey.mockRestore();
       checkLimits.mockRestore();
     }
+  });
+
+  it('a key in use is refreshed in the background near the end of its TTL: past the TTL it still costs one round trip', async () => {
+    now = NOW;
+    const { key } = await addKey(authz.store, 'acme');
+    expect(await check(`Bearer ${key}`)).toBe('ok');
+    now = NOW + TTL_MS * 0.9;
+    await monitor.take();
+    expect(await check(`Bearer ${key}`)).toBe('ok');
+    // The rate-limit script and the background key lookup, which the answer did not wait for.
+    const seen: string[][] = [];
+    await vi.waitFor(async () => {
+      seen.push(...(await monitor.take()));
+      expect(seen).toHaveLength(2);
+    });
+    now = NOW + TTL_MS * 1.5;
+    await monitor.take();
+    expect(await check(`Bearer ${key}`)).toBe('ok');
+    expect(await monitor.take()).toHaveLength(1);
   });
 
   it('answers a revoked key from the cache within the TTL, and 401 revoked_api_key once it has passed', async () => {
@@ -127,7 +148,9 @@ describe('Check with the key cache while Redis is unavailable', () => {
   it('stays fail closed: cached and uncached keys are UNAVAILABLE; a cached refusal is still a refusal', async () => {
     const prefix = testPrefix();
     const proxy = await startRedisProxy();
-    const authz = await startAuthz(testConfig(prefix, { redisUrl: proxy.url, redisTimeoutMs: 1000, keyCacheTtlMs: TTL_MS }), { clock: () => NOW });
+    const authz = await startAuthz(testConfig(prefix, { redisUrl: proxy.url, redisTimeoutMs: 1000, keyCacheTtlMs: TTL_MS }), {
+      clock: () => NOW,
+    });
     const status = (authorization: string) =>
       authz.check(envoyCheck({ authorization })).then(problemCode, (error: grpc.ServiceError) => error.code);
     try {

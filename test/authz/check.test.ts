@@ -1,7 +1,9 @@
 import { Writable } from 'node:stream';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyGrant } from '../../contract/grant.js';
 import { envoyCheck, headerMap, startAuthz, testConfig, TEST_MODEL, type RunningAuthz } from '../support/grpc-authz.js';
+import { TEST_GRANT_SECRET } from '../support/settlement.js';
 import { testPrefix } from '../support/redis-store.js';
 import { addKey, addOrg } from './fixtures.js';
 
@@ -12,7 +14,15 @@ const logLines: string[] = [];
 let good: { id: string; key: string };
 
 beforeAll(async () => {
-  const log = pino({ level: 'debug' }, new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) }));
+  const log = pino(
+    { level: 'debug' },
+    new Writable({
+      write: (chunk, _enc, done) => {
+        logLines.push(String(chunk));
+        done();
+      },
+    }),
+  );
   authz = await startAuthz(testConfig(testPrefix()), { clock: () => now, log });
   await addOrg(authz.store, 'acme');
   good = await addKey(authz.store, 'acme');
@@ -51,12 +61,25 @@ describe('Check: allowed', () => {
     expect(response.status?.code).toBe(0);
     expect(response.http_response).toBe('ok_response');
     const ok = response.ok_response!;
-    expect(headerMap(ok.headers)).toEqual({ 'x-gateway-org-id': 'acme', 'x-gateway-key-id': good.id, 'x-gateway-model': TEST_MODEL });
+    const { 'x-gateway-grant': signed, ...identity } = headerMap(ok.headers);
+    expect(identity).toEqual({ 'x-gateway-org-id': 'acme', 'x-gateway-key-id': good.id, 'x-gateway-model': TEST_MODEL });
+    // The grant the embedder acts on: signed with the shared secret, naming this key, its limit and a fresh uid.
+    const grant = verifyGrant(signed, TEST_GRANT_SECRET, Date.now());
+    expect(grant).toMatchObject({ ok: true, claims: { org: 'acme', key: good.id, model: TEST_MODEL, tpm: 1_000_000 } });
+    const again = verifyGrant(
+      headerMap((await authz.check(envoyCheck({ authorization: `Bearer ${good.key}` }))).ok_response!.headers)['x-gateway-grant'],
+      TEST_GRANT_SECRET,
+      Date.now(),
+    );
+    expect(again.ok && grant.ok && again.claims.uid !== grant.claims.uid).toBe(true);
+    expect(grant.ok && grant.claims.exp - Date.now()).toBeGreaterThan(60_000);
     // Overwrite, not append: a smuggled identity header cannot survive beside ours.
     expect(ok.headers.every((h) => h.append_action === 'OVERWRITE_IF_EXISTS_OR_ADD')).toBe(true);
     expect(ok.headers_to_remove).toEqual(['authorization']);
     expect(headerMap(ok.response_headers_to_add)).toEqual({
-      'x-ratelimit-limit': '600', 'x-ratelimit-remaining': '599', 'x-ratelimit-reset': '1',
+      'x-ratelimit-limit': '600',
+      'x-ratelimit-remaining': '599',
+      'x-ratelimit-reset': '1',
     });
   });
 
@@ -66,7 +89,9 @@ describe('Check: allowed', () => {
     const response = await authz.check(envoyCheck({ authorization: `Bearer ${key.key}` }));
     // Allowed on headers (the body may still be a 400); the embedder refuses any model without the grant.
     expect(response.http_response).toBe('ok_response');
-    expect(headerMap(response.ok_response!.headers)).toEqual({ 'x-gateway-org-id': 'nomodels', 'x-gateway-key-id': key.id });
+    const { 'x-gateway-grant': signed, ...identity } = headerMap(response.ok_response!.headers);
+    expect(identity).toEqual({ 'x-gateway-org-id': 'nomodels', 'x-gateway-key-id': key.id });
+    expect(verifyGrant(signed, TEST_GRANT_SECRET, Date.now())).toMatchObject({ ok: true, claims: { org: 'nomodels', model: '' } });
   });
 
   it('removes every client-sent x-gateway-* header it does not set itself', async () => {
@@ -129,10 +154,19 @@ describe('Check: 429', () => {
     const key = await addKey(authz.store, 'small');
     const request = { authorization: `Bearer ${key.key}` };
     const first = await authz.check(envoyCheck(request));
-    expect(headerMap(first.ok_response!.response_headers_to_add)).toMatchObject({ 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '1', 'x-ratelimit-reset': '30' });
+    expect(headerMap(first.ok_response!.response_headers_to_add)).toMatchObject({
+      'x-ratelimit-limit': '2',
+      'x-ratelimit-remaining': '1',
+      'x-ratelimit-reset': '30',
+    });
     expect((await authz.check(envoyCheck(request))).http_response).toBe('ok_response');
     const { headers, problem } = await expectDenied(request, 429, 'rate_limit_exceeded');
-    expect(headers).toMatchObject({ 'retry-after': '30', 'x-ratelimit-limit': '2', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '60' });
+    expect(headers).toMatchObject({
+      'retry-after': '30',
+      'x-ratelimit-limit': '2',
+      'x-ratelimit-remaining': '0',
+      'x-ratelimit-reset': '60',
+    });
     expect(problem.title).toBe('Rate limit exceeded');
     now = NOW + 30_000;
     try {

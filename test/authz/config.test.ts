@@ -6,9 +6,9 @@ import { ConfigError, loadConfig } from '../../authz/src/config.js';
 
 const SECRET = 'x'.repeat(40);
 // No Redis URL file: the defaults must not depend on whether `make up` ran on this machine.
-const base = { KEY_HASH_SECRET: SECRET, MODEL_ID: 'm1', REDIS_URL_FILE: '/nonexistent/redis-url' };
+const base = { KEY_HASH_SECRET: SECRET, GRANT_SECRET: `grant-${SECRET}`, MODEL_ID: 'm1', REDIS_URL_FILE: '/nonexistent/redis-url' };
 
-function problemsOf(env: Record<string, string>): string[] {
+function problemsOf(env: Record<string, string | undefined>): string[] {
   try {
     loadConfig(env);
   } catch (error) {
@@ -22,14 +22,34 @@ describe('loadConfig', () => {
   it('applies the documented defaults and freezes the result', () => {
     const config = loadConfig(base);
     expect(config).toMatchObject({
-      host: '127.0.0.1', port: 9191, redisUrl: 'redis://127.0.0.1:6379', redisKeyPrefix: 'ctg:', redisTimeoutMs: 500,
-      keyPrefix: 'CTG', modelId: 'm1', defaultRpm: 600, defaultTpm: 1_000_000, keyCacheTtlMs: 1000, drainMs: 1500, logLevel: 'info',
+      host: '127.0.0.1',
+      port: 9191,
+      redisUrl: 'redis://127.0.0.1:6379',
+      redisKeyPrefix: 'ctg:',
+      redisTimeoutMs: 500,
+      keyPrefix: 'CTG',
+      modelId: 'm1',
+      defaultRpm: 600,
+      defaultTpm: 1_000_000,
+      keyCacheTtlMs: 1000,
+      drainMs: 1500,
+      logLevel: 'info',
+      grantSecret: `grant-${SECRET}`,
+      grantTtlMs: 90_000,
     });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
   it('reports every bad variable at once, each by name', () => {
-    const problems = problemsOf({ ...base, AUTHZ_PORT: '70000', REDIS_URL: 'http://x', REDIS_TIMEOUT_MS: 'soon', KEY_PREFIX: 'ctg_', DEFAULT_RPM: '-1', LOG_LEVEL: 'loud' });
+    const problems = problemsOf({
+      ...base,
+      AUTHZ_PORT: '70000',
+      REDIS_URL: 'http://x',
+      REDIS_TIMEOUT_MS: 'soon',
+      KEY_PREFIX: 'ctg_',
+      DEFAULT_RPM: '-1',
+      LOG_LEVEL: 'loud',
+    });
     expect(problems).toHaveLength(6);
     for (const name of ['AUTHZ_PORT', 'REDIS_URL', 'REDIS_TIMEOUT_MS', 'KEY_PREFIX', 'DEFAULT_RPM', 'LOG_LEVEL']) {
       expect(problems.some((p) => p.startsWith(`${name}:`))).toBe(true);
@@ -48,9 +68,22 @@ describe('loadConfig', () => {
     const dir = mkdtempSync(join(tmpdir(), 'authz-config-'));
     const file = join(dir, 'secret');
     writeFileSync(file, `${SECRET}\n`);
-    expect(loadConfig({ MODEL_ID: 'm1', KEY_HASH_SECRET_FILE: file }).keyHashSecret).toBe(SECRET);
-    expect(problemsOf({ MODEL_ID: 'm1', KEY_HASH_SECRET_FILE: join(dir, 'absent') })[0]).toMatch(/^KEY_HASH_SECRET \/ KEY_HASH_SECRET_FILE:/);
-    expect(problemsOf({ MODEL_ID: 'm1', KEY_HASH_SECRET: 'short' })[0]).toMatch(/^KEY_HASH_SECRET:/);
+    expect(loadConfig({ ...base, KEY_HASH_SECRET: undefined, KEY_HASH_SECRET_FILE: file }).keyHashSecret).toBe(SECRET);
+    expect(problemsOf({ ...base, KEY_HASH_SECRET: undefined, KEY_HASH_SECRET_FILE: join(dir, 'absent') })[0]).toMatch(
+      /^KEY_HASH_SECRET \/ KEY_HASH_SECRET_FILE:/,
+    );
+    expect(problemsOf({ ...base, KEY_HASH_SECRET: 'short' })[0]).toMatch(/^KEY_HASH_SECRET:/);
+  });
+
+  it('needs the grant secret it shares with the embedder, except for the admin tools', () => {
+    expect(problemsOf({ ...base, GRANT_SECRET: undefined, GRANT_SECRET_FILE: '/nonexistent/grant-secret' })).toEqual([
+      expect.stringMatching(/^GRANT_SECRET \/ GRANT_SECRET_FILE:/),
+    ]);
+    expect(problemsOf({ ...base, GRANT_SECRET: 'short' })).toEqual([
+      expect.stringMatching(/^GRANT_SECRET: must hold a secret of at least 32/),
+    ]);
+    expect(loadConfig({ ...base, GRANT_SECRET: undefined, GRANT_SECRET_FILE: '/nonexistent' }, { grants: false }).grantSecret).toBe('');
+    expect(problemsOf({ ...base, GRANT_TTL_MS: '10' })).toEqual([expect.stringMatching(/^GRANT_TTL_MS:/)]);
   });
 
   it('defaults REDIS_URL to the URL make up wrote (REDIS_URL_FILE), which REDIS_URL overrides', () => {
@@ -64,15 +97,45 @@ describe('loadConfig', () => {
   it('reads REDIS_SENTINELS and REDIS_SENTINEL_NAME, naming them when malformed', () => {
     expect(loadConfig(base)).toMatchObject({ redisSentinels: [], redisSentinelName: 'ctg' });
     expect(loadConfig({ ...base, REDIS_SENTINELS: '10.0.0.1:26379, s2:26380', REDIS_SENTINEL_NAME: 'main' })).toMatchObject({
-      redisSentinels: [{ host: '10.0.0.1', port: 26379 }, { host: 's2', port: 26380 }], redisSentinelName: 'main',
+      redisSentinels: [
+        { host: '10.0.0.1', port: 26379 },
+        { host: 's2', port: 26380 },
+      ],
+      redisSentinelName: 'main',
     });
-    expect(problemsOf({ ...base, REDIS_SENTINELS: '10.0.0.1', REDIS_SENTINEL_NAME: 'a b' }).map((p) => p.split(':')[0])).toEqual(['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME']);
+    expect(
+      problemsOf({ ...base, REDIS_SENTINELS: '10.0.0.1', REDIS_SENTINEL_NAME: 'a b' })
+        .map((p) => p.split(':')[0])
+        .sort(),
+    ).toEqual(['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME']);
+  });
+
+  it("reads the Sentinels' password and the Redis CA from files; set but missing or malformed, it names the variable", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'authz-redis-auth-'));
+    writeFileSync(join(dir, 'sentinel-password'), 's3cret-sentinel\n');
+    writeFileSync(join(dir, 'ca.crt'), '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n');
+    writeFileSync(join(dir, 'not-a-ca'), 'hello');
+    const unset = loadConfig({ ...base, REDIS_SENTINEL_PASSWORD_FILE: '', REDIS_TLS_CA_FILE: '' });
+    expect(unset.redisSentinelPassword).toBeUndefined();
+    expect(unset.redisTlsCa).toBeUndefined();
+    const config = loadConfig({
+      ...base,
+      REDIS_SENTINEL_PASSWORD_FILE: join(dir, 'sentinel-password'),
+      REDIS_TLS_CA_FILE: join(dir, 'ca.crt'),
+    });
+    expect(config.redisSentinelPassword).toBe('s3cret-sentinel');
+    expect(config.redisTlsCa).toMatch(/^-----BEGIN CERTIFICATE-----/);
+    expect(
+      problemsOf({ ...base, REDIS_SENTINEL_PASSWORD_FILE: join(dir, 'absent'), REDIS_TLS_CA_FILE: join(dir, 'not-a-ca') }).map(
+        (p) => p.split(':')[0],
+      ),
+    ).toEqual(['REDIS_SENTINEL_PASSWORD_FILE', 'REDIS_TLS_CA_FILE']);
   });
 
   it('takes the served model from MODEL_DIR/manifest.json when MODEL_ID is unset', () => {
     const dir = mkdtempSync(join(tmpdir(), 'authz-model-'));
     writeFileSync(join(dir, 'manifest.json'), JSON.stringify({ id: 'from-manifest' }));
-    expect(loadConfig({ KEY_HASH_SECRET: SECRET, MODEL_DIR: dir }).modelId).toBe('from-manifest');
-    expect(problemsOf({ KEY_HASH_SECRET: SECRET, MODEL_DIR: join(dir, 'none') })[0]).toMatch(/^MODEL_ID:/);
+    expect(loadConfig({ ...base, MODEL_ID: undefined, MODEL_DIR: dir }).modelId).toBe('from-manifest');
+    expect(problemsOf({ ...base, MODEL_ID: undefined, MODEL_DIR: join(dir, 'none') })[0]).toMatch(/^MODEL_ID:/);
   });
 });

@@ -19,7 +19,14 @@ export async function addOrg(store: RedisStore, id: string, overrides: Partial<O
 export async function addKey(store: RedisStore, org: string, overrides: Partial<KeyRecord> = {}): Promise<{ id: string; key: string }> {
   const minted = mintKey('CTG');
   await new AdminStore(store.connection).createKey({
-    id: minted.id, org, name: 'test', hash: hashSecret(minted.id, minted.secret, TEST_SECRET), createdAt: 0, expiresAt: null, revoked: false, ...overrides,
+    id: minted.id,
+    org,
+    name: 'test',
+    hash: hashSecret(minted.id, minted.secret, TEST_SECRET),
+    createdAt: 0,
+    expiresAt: null,
+    revoked: false,
+    ...overrides,
   });
   return { id: minted.id, key: minted.key };
 }

@@ -1,18 +1,23 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { evaluateAdmission, evaluateCheck, PERIOD_MS, refundTokens, type Tat } from '../../authz/src/policy/limits.js';
 import type { RedisStore } from '../../authz/src/store/redis.js';
+import type { SettlementStore } from '../../embedder/src/settlement/store.js';
 import { envoyCheck, startAuthz, testConfig, TEST_MODEL } from '../support/grpc-authz.js';
+import { testClaims, testSettlementStore } from '../support/settlement.js';
 import { connectedStore, testPrefix } from '../support/redis-store.js';
 import { addKey, addOrg } from './fixtures.js';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 let store: RedisStore;
+let settlement: SettlementStore;
 
 beforeAll(async () => {
   store = await connectedStore();
+  settlement = await testSettlementStore(store.connection.keys.prefix);
 });
 
 afterAll(async () => {
+  settlement.close();
   await store.purge();
   await store.close();
 });
@@ -20,10 +25,15 @@ afterAll(async () => {
 // A small deterministic generator, so a failure replays the same sequence.
 function lcg(seed: number): () => number {
   let state = seed;
-  return () => ((state = (state * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => {
+    state = (state * 1103515245 + 12345) % 2 ** 31;
+    return state / 2 ** 31;
+  };
 }
 
-describe('check-limits.lua, admit-tokens.lua and refund-tokens.lua', () => {
+// authz's check-limits.lua and the embedder's settlement functions (contract/redis/settlement.lua)
+// share the token buckets: both must run policy/limits.ts's arithmetic exactly.
+describe('check-limits.lua and the settlement functions (admit, refund)', () => {
   it.each([
     [7, 50],
     [60, 1000],
@@ -44,12 +54,17 @@ describe('check-limits.lua, admit-tokens.lua and refund-tokens.lua', () => {
       if (random() < 0.4) {
         const cost = Math.floor(random() * tpm * 0.6);
         const admitted = evaluateAdmission(tokens, t, tpm, cost);
-        const { tat, ...decision } = admitted;
-        expect(await store.admitTokens(org, TEST_MODEL, t, tpm, cost), `admit at step ${step}`).toEqual(decision);
-        if (admitted.outcome === 'admitted') tokens = tat;
+        const grant = testClaims({ org, model: TEST_MODEL, tpm });
+        const reply = await settlement.admit(grant, TEST_MODEL, cost, t);
+        const expected =
+          admitted.outcome === 'too_large'
+            ? { kind: 'too_large' }
+            : { kind: admitted.outcome, tokensRemaining: admitted.tokensRemaining, retryAfterMs: admitted.retryAfterMs };
+        expect(reply, `admit at step ${step}`).toMatchObject(expected);
+        if (admitted.outcome === 'admitted') tokens = admitted.tat;
         if (admitted.outcome === 'admitted' && random() < 0.3) {
           tokens = refundTokens(tokens, t, tpm, cost);
-          await store.refundTokens(org, TEST_MODEL, t, tpm, cost);
+          await settlement.refund(grant, TEST_MODEL, t);
         }
       }
     }

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { evaluateAdmission, evaluateCheck, gcra, refundTokens, limitsFor, rateLimitHeaders, retryAfterSeconds, type Tat } from '../../authz/src/policy/limits.js';
+import {
+  evaluateAdmission,
+  evaluateCheck,
+  gcra,
+  refundTokens,
+  limitsFor,
+  rateLimitHeaders,
+  retryAfterSeconds,
+  type Tat,
+} from '../../authz/src/policy/limits.js';
 
 const N = Date.parse('2030-01-01T00:00:00Z');
 const T = 60_000;
@@ -69,7 +78,14 @@ describe('evaluateCheck', () => {
     const tokens = charged(null, N, 1000, 250);
     expect(tokens).toEqual({ ms: N + 15_000, frac: 0 });
     const { outcome, requestsTat } = evaluateCheck(null, tokens, N, limits);
-    expect(outcome).toMatchObject({ allowed: true, reason: 'none', requestsRemaining: 59, requestsResetMs: 1000, tokensRemaining: 750, retryAfterMs: 0 });
+    expect(outcome).toMatchObject({
+      allowed: true,
+      reason: 'none',
+      requestsRemaining: 59,
+      requestsResetMs: 1000,
+      tokensRemaining: 750,
+      retryAfterMs: 0,
+    });
     expect(requestsTat).toEqual({ ms: N + 1000, frac: 0 });
   });
 
@@ -86,7 +102,13 @@ describe('evaluateCheck', () => {
     let requests: Tat | null = null;
     for (let i = 0; i < 60; i += 1) requests = evaluateCheck(requests, null, N, limits).requestsTat;
     const { outcome } = evaluateCheck(requests, null, N, limits);
-    expect(outcome).toMatchObject({ allowed: false, reason: 'requests', requestsRemaining: 0, requestsResetMs: 60_000, retryAfterMs: 1000 });
+    expect(outcome).toMatchObject({
+      allowed: false,
+      reason: 'requests',
+      requestsRemaining: 0,
+      requestsResetMs: 60_000,
+      retryAfterMs: 1000,
+    });
     expect(retryAfterSeconds(outcome)).toBe(1);
     expect(rateLimitHeaders(outcome)).toEqual({
       'x-ratelimit-limit': '60',

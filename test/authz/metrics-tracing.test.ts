@@ -16,7 +16,7 @@ import type { AuthorizationClient } from '../../authz/generated/envoy/service/au
 import type { CheckRequest } from '../../authz/generated/envoy/service/auth/v3/CheckRequest.js';
 import type { CheckResponse__Output } from '../../authz/generated/envoy/service/auth/v3/CheckResponse.js';
 import pino from 'pino';
-import { envoyCheck, testConfig } from '../support/grpc-authz.js';
+import { callerMetadata, envoyCheck, testConfig } from '../support/grpc-authz.js';
 import { deadPort } from '../support/redis-proxy.js';
 import { testPrefix } from '../support/redis-store.js';
 import { addKey, addOrg } from './fixtures.js';
@@ -40,14 +40,20 @@ async function startTraced(redisUrl?: string): Promise<Traced> {
   if (!redisUrl) await store.ready();
   const server = createServer({ config, store, log: pino({ level: 'silent' }), tracer });
   const port = await bindServer(server, '127.0.0.1', 0);
-  const client = new (protos().envoy.service.auth.v3.Authorization)(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as AuthorizationClient;
+  const client = new (protos().envoy.service.auth.v3.Authorization)(
+    `127.0.0.1:${port}`,
+    grpc.credentials.createInsecure(),
+  ) as AuthorizationClient;
   return {
     store,
-    check: (request, traceparent) => new Promise((resolve, reject) => {
-      const metadata = new grpc.Metadata();
-      if (traceparent) metadata.set('traceparent', traceparent);
-      client.Check(request, metadata, { deadline: Date.now() + 10_000 }, (error, response) => (error || !response ? reject(error) : resolve(response)));
-    }),
+    check: (request, traceparent) =>
+      new Promise((resolve, reject) => {
+        const metadata = callerMetadata();
+        if (traceparent) metadata.set('traceparent', traceparent);
+        client.Check(request, metadata, { deadline: Date.now() + 10_000 }, (error, response) =>
+          error || !response ? reject(error) : resolve(response),
+        );
+      }),
     async stop() {
       client.close();
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
@@ -80,7 +86,12 @@ describe('Check spans (real gRPC, real Redis)', () => {
     const check = spans.find((s) => s.name === 'authz Check')!;
     expect(check.spanContext().traceId).toBe(traceId);
     expect(check.parentSpanContext?.spanId).toBe(parentId);
-    expect(check.attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.method': 'Check', 'authz.outcome': 'allowed', 'rpc.grpc.status_code': 0 });
+    expect(check.attributes).toMatchObject({
+      'rpc.system': 'grpc',
+      'rpc.method': 'Check',
+      'authz.outcome': 'allowed',
+      'rpc.grpc.status_code': 0,
+    });
     const redis = spans.filter((s) => s.name.startsWith('redis '));
     expect(redis.map((s) => s.name).sort()).toEqual(['redis checkLimits', 'redis lookupKey']);
     for (const span of redis) {
@@ -91,12 +102,16 @@ describe('Check spans (real gRPC, real Redis)', () => {
   });
 
   it('a denial carries its catalogue code; the caller text is in no span', async () => {
-    const response = await authz.check(envoyCheck({ authorization: `Bearer ${CANARY}`, path: `/v1/${CANARY}`, headers: { 'x-gateway-model': CANARY, 'x-canary': CANARY } }),
-      traceparent(randomBytes(16).toString('hex'), randomBytes(8).toString('hex')));
+    const response = await authz.check(
+      envoyCheck({ authorization: `Bearer ${CANARY}`, path: `/v1/${CANARY}`, headers: { 'x-gateway-model': CANARY, 'x-canary': CANARY } }),
+      traceparent(randomBytes(16).toString('hex'), randomBytes(8).toString('hex')),
+    );
     const code = (JSON.parse(response.denied_response!.body) as { code: string }).code;
     const spans = exporter.getFinishedSpans();
     expect(spans.find((s) => s.name === 'authz Check')!.attributes).toMatchObject({ 'authz.outcome': 'denied', 'authz.code': code });
-    await authz.check(envoyCheck({ authorization: key, path: `/v1/embeddings?q=${CANARY}`, headers: { 'x-gateway-model': CANARY, 'x-canary': CANARY } }));
+    await authz.check(
+      envoyCheck({ authorization: key, path: `/v1/embeddings?q=${CANARY}`, headers: { 'x-gateway-model': CANARY, 'x-canary': CANARY } }),
+    );
     expect(exported(exporter.getFinishedSpans())).not.toContain(CANARY);
     expect(exported(exporter.getFinishedSpans())).not.toContain(key.slice('Bearer '.length));
   });
@@ -112,7 +127,9 @@ describe('Check spans while Redis is unreachable', () => {
   it('the Check and its Redis span are errors', async () => {
     const authz = await startTraced(`redis://127.0.0.1:${await deadPort()}`);
     try {
-      await expect(authz.check(envoyCheck({ authorization: `Bearer CTG_ZZZZZZZZZZZZ_${'A'.repeat(38)}` }))).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
+      await expect(authz.check(envoyCheck({ authorization: `Bearer CTG_ZZZZZZZZZZZZ_${'A'.repeat(38)}` }))).rejects.toMatchObject({
+        code: grpc.status.UNAVAILABLE,
+      });
       const spans = exporter.getFinishedSpans();
       const check = spans.find((s) => s.name === 'authz Check')!;
       expect(check.attributes).toMatchObject({ 'authz.outcome': 'unavailable', 'rpc.grpc.status_code': grpc.status.UNAVAILABLE });

@@ -12,8 +12,7 @@ import { createAuthzMetrics, codeLabel, type AuthzMetrics } from '../../authz/sr
 import { checkOutcome } from '../../authz/src/metrics-instrument.js';
 import { createMetricsServer, listenMetrics } from '../../authz/src/metrics-server.js';
 import { metricValue } from '../support/embedder-app.js';
-import type { AdmissionTicket } from '../../embedder/src/admission-client.js';
-import { envoyCheck, startAuthz, testConfig, TEST_MODEL, type RunningAuthz } from '../support/grpc-authz.js';
+import { envoyCheck, startAuthz, testConfig, type RunningAuthz } from '../support/grpc-authz.js';
 import { deadPort } from '../support/redis-proxy.js';
 import { testPrefix } from '../support/redis-store.js';
 import { addKey, addOrg } from './fixtures.js';
@@ -27,7 +26,11 @@ async function sample(metrics: AuthzMetrics, name: string, labels: Record<string
 }
 
 /** How much each watched sample moved while `action` ran. */
-async function deltas(metrics: AuthzMetrics, watched: Array<[string, Record<string, string>]>, action: () => Promise<unknown>): Promise<number[]> {
+async function deltas(
+  metrics: AuthzMetrics,
+  watched: Array<[string, Record<string, string>]>,
+  action: () => Promise<unknown>,
+): Promise<number[]> {
   const before = await Promise.all(watched.map(([name, labels]) => sample(metrics, name, labels)));
   await action();
   const after = await Promise.all(watched.map(([name, labels]) => sample(metrics, name, labels)));
@@ -43,7 +46,10 @@ describe('label mapping (pure)', () => {
 
   it('a Check outcome is read from the answer: OK, a denial with its code, or a fault', () => {
     expect(checkOutcome(null, { status: { code: 0 } })).toEqual({ outcome: 'allowed', code: '' });
-    expect(checkOutcome(null, { status: { code: 16, message: 'invalid_api_key' } })).toEqual({ outcome: 'denied', code: 'invalid_api_key' });
+    expect(checkOutcome(null, { status: { code: 16, message: 'invalid_api_key' } })).toEqual({
+      outcome: 'denied',
+      code: 'invalid_api_key',
+    });
     expect(checkOutcome({ code: grpc.status.UNAVAILABLE }, undefined)).toEqual({ outcome: 'unavailable', code: '' });
     expect(checkOutcome({ code: grpc.status.INTERNAL }, undefined)).toEqual({ outcome: 'error', code: '' });
   });
@@ -61,8 +67,6 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
   const metrics = createAuthzMetrics();
   let authz: RunningAuthz;
   let key: string;
-  let keyId: string;
-  const ticket = (n: number, tokens = 5): AdmissionTicket => ({ admissionId: `adm-${n}`, org: 'acme', keyId, model: TEST_MODEL, requestId: `req-${n}`, tokens });
 
   beforeAll(async () => {
     authz = await startAuthz(testConfig(testPrefix(), { keyCacheTtlMs: 60_000 }), { metrics });
@@ -70,30 +74,37 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
     await addOrg(authz.store, 'acme');
     const added = await addKey(authz.store, 'acme');
     key = `Bearer ${added.key}`;
-    keyId = added.id;
   });
   afterAll(async () => authz?.stop());
 
   it('an allowed Check: one allowed, one key lookup from Redis, one rate-limit command', async () => {
-    const moved = await deltas(metrics, [
-      ['authz_checks_total', { outcome: 'allowed', code: '' }],
-      ['authz_check_duration_seconds_count', { outcome: 'allowed' }],
-      ['authz_key_cache_lookups_total', { result: 'miss' }],
-      ['authz_key_cache_lookups_total', { result: 'hit' }],
-      ['authz_redis_command_duration_seconds_count', { command: 'lookupKey' }],
-      ['authz_redis_command_duration_seconds_count', { command: 'checkLimits' }],
-      ['authz_redis_errors_total', { command: 'checkLimits' }],
-    ], () => authz.check(envoyCheck({ authorization: key })));
+    const moved = await deltas(
+      metrics,
+      [
+        ['authz_checks_total', { outcome: 'allowed', code: '' }],
+        ['authz_check_duration_seconds_count', { outcome: 'allowed' }],
+        ['authz_key_cache_lookups_total', { result: 'miss' }],
+        ['authz_key_cache_lookups_total', { result: 'hit' }],
+        ['authz_redis_command_duration_seconds_count', { command: 'lookupKey' }],
+        ['authz_redis_command_duration_seconds_count', { command: 'checkLimits' }],
+        ['authz_redis_errors_total', { command: 'checkLimits' }],
+      ],
+      () => authz.check(envoyCheck({ authorization: key })),
+    );
     expect(moved).toEqual([1, 1, 1, 0, 1, 1, 0]);
   });
 
   it('the same key again is a key-cache hit: no lookup command reaches Redis', async () => {
-    const moved = await deltas(metrics, [
-      ['authz_key_cache_lookups_total', { result: 'hit' }],
-      ['authz_key_cache_lookups_total', { result: 'miss' }],
-      ['authz_redis_command_duration_seconds_count', { command: 'lookupKey' }],
-      ['authz_redis_command_duration_seconds_count', { command: 'checkLimits' }],
-    ], () => authz.check(envoyCheck({ authorization: key })));
+    const moved = await deltas(
+      metrics,
+      [
+        ['authz_key_cache_lookups_total', { result: 'hit' }],
+        ['authz_key_cache_lookups_total', { result: 'miss' }],
+        ['authz_redis_command_duration_seconds_count', { command: 'lookupKey' }],
+        ['authz_redis_command_duration_seconds_count', { command: 'checkLimits' }],
+      ],
+      () => authz.check(envoyCheck({ authorization: key })),
+    );
     expect(moved).toEqual([1, 0, 0, 1]);
   });
 
@@ -104,28 +115,10 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
     expect(await sample(metrics, 'authz_check_duration_seconds_count', { outcome: 'denied' })).toBe(1);
   });
 
-  it('Admission calls count by method and outcome; each Record is one usage write', async () => {
-    const moved = await deltas(metrics, [
-      ['authz_admission_calls_total', { method: 'Admit', outcome: 'ok' }],
-      ['authz_admission_calls_total', { method: 'Record', outcome: 'ok' }],
-      ['authz_admission_duration_seconds_count', { method: 'Record' }],
-      ['authz_usage_writes_total', {}],
-      ['authz_usage_write_failures_total', {}],
-      ['authz_redis_command_duration_seconds_count', { command: 'admitTokens' }],
-      ['authz_redis_command_duration_seconds_count', { command: 'recordUsage' }],
-    ], async () => {
-      for (const n of [1, 2]) {
-        expect(await authz.admission.admit(ticket(n))).toMatchObject({ kind: 'admitted' });
-        await authz.admission.record(ticket(n));
-      }
-    });
-    expect(moved).toEqual([2, 2, 2, 2, 0, 2, 2]);
-  });
-
-  it('a ticket naming no key of its organization is "invalid", not a usage failure', async () => {
-    await expect(authz.admission.record({ ...ticket(4), keyId: 'NOSUCHKEYAAA' })).rejects.toThrow();
-    expect(await sample(metrics, 'authz_admission_calls_total', { method: 'Record', outcome: 'invalid' })).toBe(1);
-    expect(await sample(metrics, 'authz_usage_write_failures_total')).toBe(0);
+  it('a Check carries no settlement: the embedder settles on Redis, so authz has no usage series', async () => {
+    const text = await metrics.render();
+    expect(text).not.toContain('authz_admission_calls_total');
+    expect(text).not.toContain('authz_usage_writes_total');
   });
 
   it('authz_redis_up is 1 while connected', async () => {
@@ -133,7 +126,9 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
   });
 
   it('nothing the caller sent is a label: key, path, headers and model stay out', async () => {
-    await authz.check(envoyCheck({ authorization: `Bearer ${CANARY}`, path: `/v1/${CANARY}`, headers: { 'x-gateway-model': CANARY, 'x-canary': CANARY } }));
+    await authz.check(
+      envoyCheck({ authorization: `Bearer ${CANARY}`, path: `/v1/${CANARY}`, headers: { 'x-gateway-model': CANARY, 'x-canary': CANARY } }),
+    );
     await authz.check(envoyCheck({ authorization: key, path: `/v1/embeddings?q=${CANARY}`, headers: { 'x-gateway-model': CANARY } }));
     const text = await metrics.render();
     expect(text).not.toContain(CANARY);
@@ -143,21 +138,15 @@ describe('metrics of a running authz (real gRPC, real Redis)', () => {
 });
 
 describe('metrics while Redis is unreachable', () => {
-  it('Checks are unavailable, Redis errors and failed usage writes are counted, authz_redis_up is 0', async () => {
+  it('Checks are unavailable, Redis errors are counted, authz_redis_up is 0', async () => {
     const metrics = createAuthzMetrics();
     const config = testConfig(testPrefix(), { redisUrl: `redis://127.0.0.1:${await deadPort()}`, redisTimeoutMs: 500 });
     const authz = await startAuthz(config, { metrics, waitForRedis: false });
     metrics.watchRedis(() => authz.store.isReady());
     try {
       await expect(authz.check(envoyCheck({ authorization: UNKNOWN_KEY }))).rejects.toMatchObject({ code: grpc.status.UNAVAILABLE });
-      const lost = { admissionId: 'adm-1', org: 'acme', keyId: 'KEYIDAAAAAAA', model: TEST_MODEL, requestId: 'req-1', tokens: 5 };
-      await expect(authz.admission.record(lost)).rejects.toThrow();
-      expect(await sample(metrics, 'authz_admission_calls_total', { method: 'Record', outcome: 'unavailable' })).toBe(1);
       expect(await sample(metrics, 'authz_checks_total', { outcome: 'unavailable', code: '' })).toBe(1);
-      // One for the Check, one for the Record's key lookup.
-      expect(await sample(metrics, 'authz_redis_errors_total', { command: 'lookupKey' })).toBe(2);
-      expect(await sample(metrics, 'authz_usage_write_failures_total')).toBe(1);
-      expect(await sample(metrics, 'authz_usage_writes_total')).toBe(0);
+      expect(await sample(metrics, 'authz_redis_errors_total', { command: 'lookupKey' })).toBe(1);
       expect(await sample(metrics, 'authz_redis_up')).toBe(0);
     } finally {
       await authz.stop();
@@ -167,17 +156,19 @@ describe('metrics while Redis is unreachable', () => {
 
 describe('GET /metrics on its own listener', () => {
   const metrics = createAuthzMetrics();
+  const TOKEN = 'metrics-test-token-0123456789abcdefghijkl';
+  const bearer = { headers: { authorization: `Bearer ${TOKEN}` } };
   let server: Server;
   let base: string;
 
   beforeAll(async () => {
-    server = createMetricsServer(metrics);
+    server = createMetricsServer(metrics, TOKEN);
     base = `http://127.0.0.1:${await listenMetrics(server, '127.0.0.1', 0)}`;
   });
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
 
   it('serves the exposition in Prometheus text format, zero-initialised series included', async () => {
-    const res = await fetch(`${base}/metrics`);
+    const res = await fetch(`${base}/metrics`, bearer);
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/plain');
     const text = await res.text();
@@ -186,17 +177,38 @@ describe('GET /metrics on its own listener', () => {
     expect(text).toContain('process_cpu_seconds_total');
   });
 
+  it('answers 401 with nothing of the metrics to a caller without the bearer token, on any path', async () => {
+    for (const headers of [
+      {} as Record<string, string>,
+      { authorization: `Bearer ${TOKEN}x` },
+      { authorization: `Bearer ${TOKEN.slice(0, -1)}` },
+      { authorization: TOKEN },
+      { authorization: `Basic ${TOKEN}` },
+    ]) {
+      for (const path of ['/metrics', '/', '/nothing']) {
+        const res = await fetch(`${base}${path}`, { headers });
+        expect(res.status, `${path} ${JSON.stringify(headers)}`).toBe(401);
+        expect(res.headers.get('www-authenticate')).toBe('Bearer');
+        expect(await res.text()).not.toContain('authz_');
+      }
+    }
+  });
+
+  it('refuses to be built without a token', () => {
+    expect(() => createMetricsServer(metrics, '')).toThrow(/token/);
+  });
+
   it('answers 404 for any other path and 405 for other methods', async () => {
-    expect((await fetch(`${base}/`)).status).toBe(404);
-    expect((await fetch(`${base}/metrics/x`)).status).toBe(404);
-    const post = await fetch(`${base}/metrics`, { method: 'POST' });
+    expect((await fetch(`${base}/`, bearer)).status).toBe(404);
+    expect((await fetch(`${base}/metrics/x`, bearer)).status).toBe(404);
+    const post = await fetch(`${base}/metrics`, { method: 'POST', ...bearer });
     expect(post.status).toBe(405);
     expect(post.headers.get('allow')).toBe('GET, HEAD');
   });
 
   it('a taken port is an error the caller sees, not a crash', async () => {
     const port = Number(new URL(base).port);
-    const second = createMetricsServer(metrics);
+    const second = createMetricsServer(metrics, TOKEN);
     await expect(listenMetrics(second, '127.0.0.1', port)).rejects.toMatchObject({ code: 'EADDRINUSE' });
   });
 });

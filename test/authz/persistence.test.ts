@@ -30,7 +30,9 @@ async function redisWith(name: string, extraArgs: string[]): Promise<string> {
 
 describe('Redis persistence check', () => {
   it('warns, naming what is lost, only when nothing persists', () => {
-    expect(persistenceWarning({ appendonly: 'no', save: '' })).toMatch(/keeps nothing on disk.*loses every organization, key and usage record/);
+    expect(persistenceWarning({ appendonly: 'no', save: '' })).toMatch(
+      /keeps nothing on disk.*loses every organization, key and usage record/,
+    );
     expect(persistenceWarning({ appendonly: 'yes', save: '' })).toBeNull();
     expect(persistenceWarning({ appendonly: 'no', save: '3600 1' })).toBeNull();
   });

@@ -1,7 +1,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { describe, expect, it } from 'vitest';
 import type { HealthClient } from '../../authz/generated/grpc/health/v1/Health.js';
-import { envoyCheck, startAuthz, testConfig, TEST_MODEL, type RunningAuthz } from '../support/grpc-authz.js';
+import { envoyCheck, startAuthz, testConfig, type RunningAuthz } from '../support/grpc-authz.js';
 import { deadPort, startRedisProxy } from '../support/redis-proxy.js';
 import { connectedStore, testPrefix } from '../support/redis-store.js';
 import { addKey, addOrg } from './fixtures.js';
@@ -22,7 +22,9 @@ async function checkStatus(authz: RunningAuthz, authorization: string): Promise<
 }
 
 function servingStatus(health: HealthClient, service = ''): Promise<string> {
-  return new Promise((resolve, reject) => health.Check({ service }, (error, reply) => (error ? reject(error) : resolve(String(reply!.status)))));
+  return new Promise((resolve, reject) =>
+    health.Check({ service }, (error, reply) => (error ? reject(error) : resolve(String(reply!.status)))),
+  );
 }
 
 const someKey = `Bearer CTG_ABCDEFGHIJKL_${'A'.repeat(38)}`;
@@ -30,7 +32,9 @@ const someKey = `Bearer CTG_ABCDEFGHIJKL_${'A'.repeat(38)}`;
 describe('Redis unavailable: fail closed with UNAVAILABLE', () => {
   it('answers UNAVAILABLE when Redis is at a dead port, and health says NOT_SERVING', async () => {
     const port = await deadPort();
-    const authz = await startAuthz(testConfig(testPrefix(), { redisUrl: `redis://127.0.0.1:${port}`, redisTimeoutMs: TIMEOUT_MS }), { waitForRedis: false });
+    const authz = await startAuthz(testConfig(testPrefix(), { redisUrl: `redis://127.0.0.1:${port}`, redisTimeoutMs: TIMEOUT_MS }), {
+      waitForRedis: false,
+    });
     try {
       expect(await checkStatus(authz, someKey)).toBe(grpc.status.UNAVAILABLE);
       expect(await servingStatus(authz.health)).toBe('NOT_SERVING');

@@ -17,10 +17,17 @@ export interface Admin {
 export function adminFor(dirs: StackDir, svc: ServiceEnv): Admin {
   const run = (args: readonly string[]): string =>
     execFileSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'authz/src/admin/cli.ts'), ...args], {
-      cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+      cwd: repoRoot,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
       env: {
-        PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', REDIS_URL: redisUrl, REDIS_KEY_PREFIX: svc.redisKeyPrefix,
-        KEY_HASH_SECRET_FILE: dirs.secretFile, MODEL_ID: svc.modelId, MODEL_DIR: svc.modelDir,
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        REDIS_URL: redisUrl,
+        REDIS_KEY_PREFIX: svc.redisKeyPrefix,
+        KEY_HASH_SECRET_FILE: dirs.secretFile,
+        MODEL_ID: svc.modelId,
+        MODEL_DIR: svc.modelDir,
       },
     });
   return {

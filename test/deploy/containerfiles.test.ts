@@ -26,6 +26,15 @@ describe('Containerfiles', () => {
     expect(run).not.toThrow();
   });
 
+  it.each(['node', 'envoy', 'redis'])("the image test's %s stand-in base passes hadolint", (base) => {
+    const run = () =>
+      execFileSync(tool('hadolint'), [join(repoRoot, 'scripts/images/bases', `${base}.Containerfile`)], {
+        encoding: 'utf8',
+        stdio: 'pipe',
+      });
+    expect(run).not.toThrow();
+  });
+
   it('hadolint does fail a Containerfile with a finding (the check is live)', () => {
     const bad = join(repoRoot, 'deploy/authz/Containerfile');
     const text = `${readFileSync(bad, 'utf8')}\nFROM node:latest\nRUN cd /tmp && true\n`;
@@ -49,7 +58,7 @@ describe('Containerfiles', () => {
     expect(last).toMatch(/^[1-9]\d*(:[1-9]\d*)?$/);
   });
 
-  it.each(['authz', 'embedder'] as const)('%s starts with the stack\'s own entrypoint', (c) => {
+  it.each(['authz', 'embedder'] as const)("%s starts with the stack's own entrypoint", (c) => {
     expect(execForms(read(c), 'ENTRYPOINT')).toEqual([[...ENTRYPOINTS[c]]]);
     // Nothing in the Deployment overrides it.
     const deployment = find(parseObjects(renderOverlay('production')), 'Deployment', `ctg-${c}`);
@@ -71,7 +80,9 @@ describe('Containerfiles', () => {
     const configPath = cmd![cmd!.indexOf('-c') + 1];
     // The init container runs envoy/render.ts, whose renderer the stack module uses too, into that path.
     expect(render.command).toEqual(['node', '--import', 'tsx', 'envoy/render.ts', configPath]);
-    expect(render.image).toBe(find(parseObjects(renderOverlay('production')), 'Deployment', 'ctg-authz').spec.template.spec.containers[0].image);
+    expect(render.image).toBe(
+      find(parseObjects(renderOverlay('production')), 'Deployment', 'ctg-authz').spec.template.spec.containers[0].image,
+    );
     const stack = readFileSync(join(repoRoot, 'scripts/stack/local-stack.ts'), 'utf8');
     expect(stack).toMatch(/from '\.\.\/\.\.\/envoy\/render\.js'/);
     expect(stack).toMatch(/renderEnvoyConfig\(/);

@@ -5,8 +5,11 @@
  * Proxy as its environment, so a setting added to the code fails here until the manifests
  * set it, and a manifest variable no code reads fails too. The values must pass the readers.
  */
-import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig as loadAuthzConfig } from '../../authz/src/config.js';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { loadConfig as loadAuthzConfig } from '../../authz/src/config.js';
 import { loadConfig as loadEmbedderConfig } from '../../embedder/src/config.js';
 import { settingsFromEnv } from '../../envoy/render.js';
 import { ENVIRONMENTS, find, parseObjects, renderOverlay, type K8sObject } from './kustomize.js';
@@ -35,12 +38,31 @@ function recordReads(reader: Reader, env: Env): { names: Set<string>; error: unk
   }
 }
 
-// Stand-ins for what only the cluster supplies: Secret values and service-link addresses.
-const CLUSTER_VALUES: Record<string, string> = {
-  'secret:ctg-redis/url': 'redis://redis.example.internal:6379',
-  '$(CTG_AUTHZ_SERVICE_HOST)': '10.96.0.10',
-  '$(CTG_EMBEDDER_SERVICE_HOST)': '10.96.0.11',
-};
+// Stand-ins for what only the cluster supplies (none today: secrets arrive as files).
+const CLUSTER_VALUES: Record<string, string> = {};
+
+const standIns = mkdtempSync(join(tmpdir(), 'ctg-env-secrets-'));
+afterAll(() => rmSync(standIns, { recursive: true, force: true }));
+
+/** What a mounted Secret key holds, by its file name: enough for the readers' checks. */
+function standInFor(file: string): string {
+  if (file === 'url') return 'redis://redis.example.org:6379';
+  if (file.endsWith('.crt')) return '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  return 'x'.repeat(48);
+}
+
+/** `env` with every /etc/ctg/… file setting pointed at a stand-in file of the same name. */
+function withSecretFiles(env: Env): Env {
+  const out: Env = { ...env };
+  for (const [name, value] of Object.entries(env)) {
+    if (!name.endsWith('_FILE') || !value.startsWith('/etc/ctg/')) continue;
+    const file = join(standIns, value);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, standInFor(value.split('/').pop()!));
+    out[name] = file;
+  }
+  return out;
+}
 
 /** The environment a container gets: its ConfigMaps (envFrom) then its env entries. */
 function containerEnv(objects: readonly K8sObject[], container: any): Env {
@@ -48,7 +70,7 @@ function containerEnv(objects: readonly K8sObject[], container: any): Env {
   for (const from of container.envFrom ?? []) Object.assign(env, find(objects, 'ConfigMap', from.configMapRef.name).data);
   for (const e of container.env ?? []) {
     const ref = e.valueFrom?.secretKeyRef;
-    const value = ref ? CLUSTER_VALUES[`secret:${ref.name}/${ref.key}`] : CLUSTER_VALUES[e.value] ?? e.value;
+    const value = ref ? CLUSTER_VALUES[`secret:${ref.name}/${ref.key}`] : (CLUSTER_VALUES[e.value] ?? e.value);
     if (value === undefined) throw new Error(`no stand-in for ${e.name}`);
     env[e.name] = value;
   }
@@ -62,10 +84,24 @@ function containerEnv(objects: readonly K8sObject[], container: any): Env {
 const DELIBERATELY_UNSET: Record<string, Record<string, string>> = {
   authz: {
     KEY_HASH_SECRET: 'the secret is mounted as a file (KEY_HASH_SECRET_FILE), never put in the environment',
-    REDIS_URL_FILE: "REDIS_URL comes from the ctg-redis Secret; the file is make up's way of handing its own Redis to the CLI",
+    REDIS_URL: 'the URL may carry a password: it comes from Secret ctg-redis as a file (REDIS_URL_FILE), never the environment',
+    REDIS_PASSWORD: "authz logs in with the URL's credentials (Secret ctg-redis)",
+    GRANT_SECRET: 'mounted as a file (GRANT_SECRET_FILE, Secret ctg-grant-secret)',
+    AUTHZ_CALLER_TOKEN: 'mounted as a file (AUTHZ_CALLER_TOKEN_FILE, Secret ctg-authz-caller-token)',
+    METRICS_TOKEN: 'mounted as a file (METRICS_TOKEN_FILE, Secret ctg-metrics-token)',
   },
-  embedder: {},
+  embedder: {
+    GRANT_SECRET: 'mounted as a file (GRANT_SECRET_FILE, Secret ctg-grant-secret)',
+    METRICS_TOKEN: 'mounted as a file (METRICS_TOKEN_FILE, Secret ctg-metrics-token)',
+    REDIS_URL: 'from Secret ctg-redis-embedder as a file (REDIS_URL_FILE)',
+    REDIS_PASSWORD: "the embedder's ACL password is a file (REDIS_PASSWORD_FILE, Secret ctg-redis-embedder)",
+  },
   'render-config': {},
+};
+
+/** File settings a reader only passes on: the container that opens the file (the renderer writes Envoy's paths). */
+const READ_ELSEWHERE: Record<string, Record<string, string>> = {
+  'render-config': { TLS_CERT_FILE: 'envoy', TLS_KEY_FILE: 'envoy' },
 };
 
 const READERS: Record<string, { deployment: string; container: string; reader: Reader }> = {
@@ -97,14 +133,33 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     }
   });
 
-  it('the values pass the readers (only the secret file is out of reach here)', () => {
-    const authz = recordReads(READERS.authz!.reader, containerEnv(objects, containerOf(objects, 'ctg-authz', 'authz')));
-    expect(authz.error).toBeInstanceOf(ConfigError);
-    expect((authz.error as ConfigError).problems.filter((p) => !p.startsWith('KEY_HASH_SECRET'))).toEqual([]);
-    const embedder = recordReads(READERS.embedder!.reader, containerEnv(objects, containerOf(objects, 'ctg-embedder', 'embedder')));
-    expect(embedder.error).toBeUndefined();
-    const render = recordReads(READERS['render-config']!.reader, containerEnv(objects, containerOf(objects, 'ctg-gateway', 'render-config')));
-    expect(render.error).toBeUndefined();
+  it('every file a setting names is a key of a Secret volume the container that reads it mounts', () => {
+    for (const [key, { deployment, container: name }] of Object.entries(READERS)) {
+      const pod = find(objects, 'Deployment', deployment).spec.template.spec;
+      for (const [variable, path] of Object.entries(containerEnv(objects, containerOf(objects, deployment, name)))) {
+        if (!variable.endsWith('_FILE') || path === '') continue;
+        const container = containerOf(objects, deployment, READ_ELSEWHERE[key]?.[variable] ?? name);
+        const mount = (container.volumeMounts ?? []).find((m: any) => path.startsWith(`${m.mountPath}/`));
+        const volume = pod.volumes.find((v: any) => v.name === mount?.name);
+        expect(volume?.secret, `${name} ${variable}=${path}: no Secret volume mounted there`).toBeDefined();
+        const items = volume.secret.items as { path: string }[] | undefined;
+        if (items)
+          expect(
+            items.map((i) => i.path),
+            `${name} ${variable}`,
+          ).toContain(path.slice(mount.mountPath.length + 1));
+      }
+    }
+  });
+
+  it('the values pass the readers, with the mounted Secrets standing in as files', () => {
+    const result = (key: string, deployment: string) => {
+      const given = withSecretFiles(containerEnv(objects, containerOf(objects, deployment, READERS[key]!.container)));
+      return recordReads(READERS[key]!.reader, given).error;
+    };
+    expect(result('authz', 'ctg-authz')).toBeUndefined();
+    expect(result('embedder', 'ctg-embedder')).toBeUndefined();
+    expect(result('render-config', 'ctg-gateway')).toBeUndefined();
   });
 
   it('containers that run no config reader get no environment', () => {
@@ -122,7 +177,7 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
 });
 
 describe('the recorder', () => {
-  it('sees a reader\'s conditional reads (authz reads MODEL_DIR only without MODEL_ID)', () => {
+  it("sees a reader's conditional reads (authz reads MODEL_DIR only without MODEL_ID)", () => {
     expect(recordReads((e) => loadAuthzConfig(e), {}).names.has('MODEL_DIR')).toBe(true);
     expect(recordReads((e) => loadAuthzConfig(e), { MODEL_ID: 'm' }).names.has('MODEL_DIR')).toBe(false);
   });

@@ -11,12 +11,22 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort, startProcess, waitFor, type ManagedProcess } from '../support/process.js';
 import {
-  deleteRedisKeys, envoyBinary, makeStackDir, manifestModelId, pickPorts, removeStackDir, repoRoot, startAuthz,
-  type ServiceEnv, type StackDir, type StackPorts,
+  deleteRedisKeys,
+  envoyBinary,
+  makeStackDir,
+  manifestModelId,
+  pickPorts,
+  removeStackDir,
+  repoRoot,
+  startAuthz,
+  type ServiceEnv,
+  type StackDir,
+  type StackPorts,
 } from '../support/stack.js';
 import { adminFor } from './admin.js';
 import { Agent, get } from 'node:https';
 import { connect as tlsConnect } from 'node:tls';
+import { parse } from 'yaml';
 import { find, parseObjects, renderOverlay } from './kustomize.js';
 
 const objects = parseObjects(renderOverlay('production'));
@@ -48,11 +58,16 @@ function renderAsInitContainer(file: string, overrides: Record<string, string>):
   const [node, ...args] = renderContainer.command as string[];
   expect(node).toBe('node');
   execFileSync(process.execPath, [...args.slice(0, -1), file], {
-    cwd: repoRoot, stdio: 'pipe',
+    cwd: repoRoot,
+    stdio: 'pipe',
     env: {
-      PATH: process.env.PATH ?? '', ...settings,
-      // The service-link addresses and the mounted certificate exist only in the cluster.
-      AUTHZ_HOST: '127.0.0.1', EMBEDDER_HOST: '127.0.0.1', TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile,
+      PATH: process.env.PATH ?? '',
+      ...settings,
+      // The mounted certificate and caller token exist only in the cluster; the upstreams stay the overlay's
+      // DNS names (STRICT_DNS) unless a test points them at its own processes.
+      TLS_CERT_FILE: dirs.certFile,
+      TLS_KEY_FILE: dirs.keyFile,
+      AUTHZ_CALLER_TOKEN_FILE: dirs.callerTokenFile,
       ...overrides,
     },
   });
@@ -77,11 +92,26 @@ function podArgs(file: string): string[] {
 }
 
 describe('the gateway pod', () => {
-  it('renders a bootstrap that Envoy 1.40 validates with the pod\'s own flags', () => {
+  it("renders a bootstrap that Envoy 1.40 validates with the pod's own flags", () => {
     const file = join(dirs.dir, 'validate.yaml');
     const text = renderAsInitContainer(file, {});
     expect(text).toContain('port_value: 8443');
-    const out = execFileSync(envoyBinary(), ['--mode', 'validate', ...podArgs(file)], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    // Every replica is its own Envoy host: the headless Services' names, resolved by Envoy.
+    const clusters = (parse(text) as any).static_resources.clusters as any[];
+    for (const [name, host] of [
+      ['authz', 'ctg-authz-pods'],
+      ['embedder', 'ctg-embedder-pods'],
+    ]) {
+      const cluster = clusters.find((c) => c.name === name);
+      expect(cluster.type, name).toBe('STRICT_DNS');
+      expect(cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address.address, name).toBe(host);
+      expect(cluster.health_checks, name).toHaveLength(1);
+      expect(cluster.outlier_detection, name).toBeDefined();
+    }
+    const out = execFileSync(envoyBinary(), ['--mode', 'validate', ...podArgs(file)], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     expect(out).toContain('OK');
   });
 
@@ -94,8 +124,21 @@ describe('the gateway pod', () => {
     const file = join(dirs.dir, 'drain.yaml');
     // authz's deadline is raised from the pod's 500 ms: on this shared machine a cold Check can
     // take longer, and a timed-out Check would end the request this test needs in flight.
-    renderAsInitContainer(file, { GATEWAY_PORT: String(ports.gateway), ENVOY_ADMIN_PORT: String(adminPort), AUTHZ_PORT: String(ports.authz), AUTHZ_TIMEOUT_MS: '10000' });
-    const envoy = startProcess({ name: 'envoy', command: envoyBinary(), args: [...podArgs(file), '--base-id', String(ports.gateway)], env: {}, logFile: join(dirs.logDir, 'envoy.log') });
+    renderAsInitContainer(file, {
+      AUTHZ_HOST: '127.0.0.1',
+      EMBEDDER_HOST: '127.0.0.1',
+      GATEWAY_PORT: String(ports.gateway),
+      ENVOY_ADMIN_PORT: String(adminPort),
+      AUTHZ_PORT: String(ports.authz),
+      AUTHZ_TIMEOUT_MS: '10000',
+    });
+    const envoy = startProcess({
+      name: 'envoy',
+      command: envoyBinary(),
+      args: [...podArgs(file), '--base-id', String(ports.gateway)],
+      env: {},
+      logFile: join(dirs.logDir, 'envoy.log'),
+    });
     processes.push(envoy);
     await waitFor('Envoy to be LIVE', async () => (await fetch(`http://127.0.0.1:${adminPort}/ready`)).ok, 30_000, [envoy]);
     const agent = new Agent({ keepAlive: true, ca: readFileSync(dirs.caFile), servername: 'localhost' });
@@ -104,25 +147,51 @@ describe('the gateway pod', () => {
       Number(/: (\d+)/.exec(await (await fetch(`http://127.0.0.1:${adminPort}/stats?filter=^${name.replace(/\./g, '\\.')}$`)).text())?.[1]);
 
     expect((await health()).headers.connection).not.toBe('close');
-    const upload = tlsConnect({ host: '127.0.0.1', port: ports.gateway, ca: readFileSync(dirs.caFile), servername: 'localhost', ALPNProtocols: ['http/1.1'] });
+    const upload = tlsConnect({
+      host: '127.0.0.1',
+      port: ports.gateway,
+      ca: readFileSync(dirs.caFile),
+      servername: 'localhost',
+      ALPNProtocols: ['http/1.1'],
+    });
     upload.on('error', () => undefined);
-    upload.write(`POST /v1/embeddings HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"model"`);
+    upload.write(
+      `POST /v1/embeddings HTTP/1.1\r\nhost: localhost\r\nauthorization: Bearer ${key}\r\ncontent-type: application/json\r\ncontent-length: 100\r\n\r\n{"model"`,
+    );
     // In flight past authz: the Check said yes and the request waits for the rest of its body.
-    await waitFor('the upload to pass ext_authz and stay in flight', async () =>
-      (await stat('http.gateway.ext_authz.ok')) === 1 && (await stat('http.gateway.downstream_rq_active')) === 1, 20_000, [envoy]);
+    await waitFor(
+      'the upload to pass ext_authz and stay in flight',
+      async () => (await stat('http.gateway.ext_authz.ok')) === 1 && (await stat('http.gateway.downstream_rq_active')) === 1,
+      20_000,
+      [envoy],
+    );
 
-    const [, , seconds] = envoyContainer.lifecycle.preStop.exec.command as string[];
-    const hook = spawn('bash', [drainScript, String(adminPort), seconds!], { stdio: 'ignore' });
+    const [, , seconds, minSeconds] = envoyContainer.lifecycle.preStop.exec.command as string[];
+    const hookStart = Date.now();
+    const hook = spawn('bash', [drainScript, String(adminPort), seconds!, minSeconds!], { stdio: 'ignore' });
     let exitCode: number | null | undefined;
-    const exited = new Promise<void>((resolve) => hook.on('exit', (code) => { exitCode = code; resolve(); }));
+    const exited = new Promise<void>((resolve) =>
+      hook.on('exit', (code) => {
+        exitCode = code;
+        resolve();
+      }),
+    );
     // Draining: replies now close their connections, and the hook keeps waiting for the upload.
     await waitFor('replies to close their connections', async () => (await health()).headers.connection === 'close', 10_000, [envoy]);
     await new Promise((r) => setTimeout(r, 1_500)); // two of the hook's polls, well short of its 300 s bound
     expect(exitCode).toBeUndefined();
 
     upload.destroy();
-    await Promise.race([exited, new Promise((_, reject) => setTimeout(() => reject(new Error('the hook did not return once idle')), 20_000))]);
+    await Promise.race([
+      exited,
+      new Promise((_, reject) =>
+        setTimeout(() => reject(new Error('the hook did not return once idle')), 20_000 + Number(minSeconds) * 1000),
+      ),
+    ]);
     expect(exitCode).toBe(0);
+    // Idle or not, the hook holds the pod for the endpoint-propagation minimum before SIGTERM.
+    expect(Number(minSeconds)).toBeGreaterThanOrEqual(10);
+    expect(Date.now() - hookStart).toBeGreaterThanOrEqual(Number(minSeconds) * 1000);
     agent.destroy();
   });
 

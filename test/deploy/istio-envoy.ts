@@ -25,8 +25,13 @@ const EMBEDDER_CLUSTER = 'outbound|8081||ctg-embedder.ctg-staging.svc.cluster.lo
 
 function cluster(name: string, port: number, http2: boolean): object {
   return {
-    name, type: 'STATIC', connect_timeout: '1s',
-    load_assignment: { cluster_name: name, endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }] },
+    name,
+    type: 'STATIC',
+    connect_timeout: '1s',
+    load_assignment: {
+      cluster_name: name,
+      endpoints: [{ lb_endpoints: [{ endpoint: { address: { socket_address: { address: '127.0.0.1', port_value: port } } } }] }],
+    },
     typed_extension_protocol_options: {
       'envoy.extensions.upstreams.http.v3.HttpProtocolOptions': {
         '@type': 'type.googleapis.com/envoy.extensions.upstreams.http.v3.HttpProtocolOptions',
@@ -53,35 +58,62 @@ function extAuthz(includeBody: boolean): object {
 }
 
 const unchecked = {
-  'envoy.filters.http.ext_authz': { '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute', disabled: true },
+  'envoy.filters.http.ext_authz': {
+    '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
+    disabled: true,
+  },
 };
 
 /** The bootstrap, as JSON (Envoy reads JSON as YAML). */
 export function istioLikeBootstrap(o: IstioLikeOptions): string {
   const hcm = {
     '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-    stat_prefix: 'outbound_0.0.0.0_443', codec_type: 'AUTO', use_remote_address: true, normalize_path: true, merge_slashes: true,
+    stat_prefix: 'outbound_0.0.0.0_443',
+    codec_type: 'AUTO',
+    use_remote_address: true,
+    normalize_path: true,
+    merge_slashes: true,
     route_config: {
       name: 'https.443.https-ctg.ctg-staging.istio-system',
-      virtual_hosts: [{
-        name: 'embeddings.staging.example.org:443', domains: ['*'],
-        routes: [
-          { name: 'embeddings', match: { path: '/v1/embeddings' }, route: { cluster: EMBEDDER_CLUSTER, timeout: '300s' } },
-          { name: 'health', match: { path: '/health', headers: [{ name: ':method', string_match: { exact: 'GET' } }] }, route: { cluster: EMBEDDER_CLUSTER }, typed_per_filter_config: unchecked },
-        ],
-      }],
+      virtual_hosts: [
+        {
+          name: 'embeddings.staging.example.org:443',
+          domains: ['*'],
+          routes: [
+            { name: 'embeddings', match: { path: '/v1/embeddings' }, route: { cluster: EMBEDDER_CLUSTER, timeout: '300s' } },
+            {
+              name: 'health',
+              match: { path: '/health', headers: [{ name: ':method', string_match: { exact: 'GET' } }] },
+              route: { cluster: EMBEDDER_CLUSTER },
+              typed_per_filter_config: unchecked,
+            },
+          ],
+        },
+      ],
     },
-    http_filters: [extAuthz(o.includeBody), { name: 'envoy.filters.http.router', typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' } }],
+    http_filters: [
+      extAuthz(o.includeBody),
+      {
+        name: 'envoy.filters.http.router',
+        typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.router.v3.Router' },
+      },
+    ],
   };
-  return JSON.stringify({
-    admin: { address: { socket_address: { address: '127.0.0.1', port_value: o.adminPort } } },
-    static_resources: {
-      listeners: [{
-        name: '0.0.0.0_443',
-        address: { socket_address: { address: '127.0.0.1', port_value: o.listenerPort } },
-        filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] }],
-      }],
-      clusters: [cluster(AUTHZ_CLUSTER, o.authzPort, true), cluster(EMBEDDER_CLUSTER, o.embedderPort, false)],
+  return JSON.stringify(
+    {
+      admin: { address: { socket_address: { address: '127.0.0.1', port_value: o.adminPort } } },
+      static_resources: {
+        listeners: [
+          {
+            name: '0.0.0.0_443',
+            address: { socket_address: { address: '127.0.0.1', port_value: o.listenerPort } },
+            filter_chains: [{ filters: [{ name: 'envoy.filters.network.http_connection_manager', typed_config: hcm }] }],
+          },
+        ],
+        clusters: [cluster(AUTHZ_CLUSTER, o.authzPort, true), cluster(EMBEDDER_CLUSTER, o.embedderPort, false)],
+      },
     },
-  }, null, 1);
+    null,
+    1,
+  );
 }

@@ -10,12 +10,24 @@ import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { IDENTITY_HEADERS } from '../../authz/src/headers.js';
+import { IDENTITY_HEADERS } from '../../contract/headers.js';
 import { freePort, startProcess, waitFor, type ManagedProcess } from '../support/process.js';
 import {
-  deleteRedisKeys, envoyBinary, makeStackDir, manifestModelId, pickPorts, removeStackDir, repoRoot,
-  startAuthz, startEmbedder, type ServiceEnv, type StackDir, type StackPorts,
+  deleteRedisKeys,
+  envoyBinary,
+  makeStackDir,
+  manifestModelId,
+  pickPorts,
+  redisUrl,
+  removeStackDir,
+  repoRoot,
+  startAuthz,
+  startEmbedder,
+  type ServiceEnv,
+  type StackDir,
+  type StackPorts,
 } from '../support/stack.js';
+import { createSettlementUser, deleteSettlementUser } from '../../scripts/stack/settlement-user.js';
 import { adminFor, type Admin } from './admin.js';
 import { istioLikeBootstrap } from './istio-envoy.js';
 
@@ -41,7 +53,10 @@ async function startIstioLikeEnvoy(name: string, includeBody: boolean): Promise<
   const config = join(dirs.dir, `${name}.json`);
   writeFileSync(config, istioLikeBootstrap({ listenerPort, adminPort, authzPort: ports.authz, embedderPort: ports.embedder, includeBody }));
   const envoy = startProcess({
-    name, command: envoyBinary(), env: {}, logFile: join(dirs.logDir, `${name}.log`),
+    name,
+    command: envoyBinary(),
+    env: {},
+    logFile: join(dirs.logDir, `${name}.log`),
     args: ['-c', config, '--disable-hot-restart', '--log-level', 'warn', '--base-id', String(listenerPort)],
   });
   processes.push(envoy);
@@ -55,8 +70,11 @@ beforeAll(async () => {
   // The generated test model: this suite is about decisions, not vectors.
   const modelDir = join(repoRoot, '.local/models/test');
   svc = { modelDir, modelId: manifestModelId(modelDir), redisKeyPrefix: `ctg-e2e-${randomBytes(6).toString('hex')}:` };
+  // The embedder runs as its own Redis user, allowed only the settlement functions (as deployed).
+  await createSettlementUser(redisUrl, svc.redisKeyPrefix, dirs.settlementUser);
   const embedder = startEmbedder(dirs, ports, svc);
-  authz = await startAuthz(dirs, ports, svc);
+  // Istio's ext_authz provider sends no metadata: the mesh admits only its gateway to authz.
+  authz = await startAuthz(dirs, ports, svc, { AUTHZ_CALLER_AUTH: 'mesh' });
   processes.push(authz);
   processes.push(await embedder);
   for (const mode of MODES) await startIstioLikeEnvoy(mode.name, mode.includeBody);
@@ -69,6 +87,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(processes.map((p) => p.stop()));
   if (svc) deleteRedisKeys(svc.redisKeyPrefix);
+  if (dirs) await deleteSettlementUser(redisUrl, dirs.settlementUser.username).catch(() => undefined);
   if (dirs) removeStackDir(dirs);
 });
 
@@ -120,8 +139,8 @@ describe.each(MODES)('through an Istio-shaped ingress Envoy ($name)', ({ name })
   });
 });
 
-describe('usage through the access-log provider', () => {
-  it('is recorded for the key\'s organization, never for one named in a forged header', async () => {
+describe('usage, recorded by the embedder', () => {
+  it("is recorded for the key's organization, never for one named in a forged header", async () => {
     const before = usageOf(otherWithModel.org).requests;
     const forgedBefore = usageOf(withModel.org).requests;
     const res = await embed(MODES[0].name, { ...bearer(otherWithModel), [IDENTITY_HEADERS.org]: withModel.org });

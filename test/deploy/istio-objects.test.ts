@@ -12,7 +12,11 @@ import { parse } from 'yaml';
 import { repoRoot } from '../support/stack.js';
 import { ENVIRONMENTS, find, kustomize, parseObjects, renderOverlay, type K8sObject } from './kustomize.js';
 
-interface Provider { name: string; envoyExtAuthzGrpc?: any; envoyHttpAls?: any }
+interface Provider {
+  name: string;
+  envoyExtAuthzGrpc?: any;
+  envoyHttpAls?: any;
+}
 
 describe.each(ENVIRONMENTS)('%s', (env) => {
   const dir = join(repoRoot, 'deploy/istio', env);
@@ -32,7 +36,8 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
 
   it('every object has its API group, a name, a namespace and a spec', () => {
     const groups: Record<string, string> = {
-      Gateway: 'networking.istio.io/v1', VirtualService: 'networking.istio.io/v1',
+      Gateway: 'networking.istio.io/v1',
+      VirtualService: 'networking.istio.io/v1',
       AuthorizationPolicy: 'security.istio.io/v1',
     };
     expect(istio.map((o) => o.kind).sort()).toEqual(Object.keys(groups).sort());
@@ -72,7 +77,7 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     expect(providers.every((p: Provider) => p.envoyHttpAls === undefined)).toBe(true);
   });
 
-  it('TLS for the environment\'s host terminates on the ingress gateway with a referenced certificate', () => {
+  it("TLS for the environment's host terminates on the ingress gateway with a referenced certificate", () => {
     const gateway = one('Gateway');
     expect(gateway.spec.selector).toEqual({ istio: 'ingressgateway' });
     expect(gateway.spec.servers).toHaveLength(1);
@@ -82,7 +87,7 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     expect(server.tls).toEqual({ mode: 'SIMPLE', credentialName: 'ctg-gateway-tls', minProtocolVersion: 'TLSV1_2' });
   });
 
-  it('only /v1/embeddings and GET /health are routed, to the embedder, with the gateway\'s route timeout', () => {
+  it("only /v1/embeddings and GET /health are routed, to the embedder, with the gateway's route timeout", () => {
     const vs = one('VirtualService');
     const gateway = one('Gateway');
     expect(vs.metadata.namespace).toBe(namespace);
@@ -92,10 +97,26 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     expect(paths).toEqual(['/v1/embeddings', '/health']);
     const embedderPort = find(app, 'Service', 'ctg-embedder').spec.ports[0].port;
     for (const route of vs.spec.http) {
-      expect(route.route).toEqual([{ destination: { host: `ctg-embedder.${namespace}.svc.cluster.local`, port: { number: embedderPort } } }]);
+      expect(route.route).toEqual([
+        { destination: { host: `ctg-embedder.${namespace}.svc.cluster.local`, port: { number: embedderPort } } },
+      ]);
       // Route-level header rules run after ext_authz and would remove the identity headers it set.
       expect(route.headers).toBeUndefined();
     }
     expect(vs.spec.http[0].timeout).toBe(`${renderEnv.EMBEDDER_TIMEOUT_S}s`);
+  });
+
+  it('retries are explicit: never a 503 (overloaded) nor a request an embedder may have run', () => {
+    // Istio's default (no `retries`) retries 503s; a reset may come after the embedder recorded usage.
+    const SAFE = new Set(['connect-failure', 'refused-stream']);
+    for (const route of one('VirtualService').spec.http) {
+      expect(route.retries, route.name).toBeDefined();
+      expect(route.retries.attempts, route.name).toBeGreaterThan(0);
+      const on = String(route.retries.retryOn).split(',');
+      expect(
+        on.filter((c) => !SAFE.has(c)),
+        route.name,
+      ).toEqual([]);
+    }
   });
 });

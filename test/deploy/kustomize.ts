@@ -12,10 +12,16 @@ import { repoRoot } from '../support/stack.js';
 
 export const ENVIRONMENTS = ['staging', 'production'] as const;
 export type Environment = (typeof ENVIRONMENTS)[number];
-export const kubernetesDir = join(repoRoot, 'deploy/kubernetes');
+const kubernetesDir = join(repoRoot, 'deploy/kubernetes');
 
 /** A rendered Kubernetes object, loosely typed: the tests read what they assert. */
-export type K8sObject = { apiVersion: string; kind: string; metadata: { name: string; namespace?: string; annotations?: Record<string, string> }; spec?: any; data?: Record<string, string> };
+export type K8sObject = {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string; annotations?: Record<string, string> };
+  spec?: any;
+  data?: Record<string, string>;
+};
 
 let installed = false;
 
@@ -35,7 +41,9 @@ export function kustomize(dir: string): string {
 
 /** Parses a multi-document YAML stream into objects. */
 export function parseObjects(text: string): K8sObject[] {
-  return parseAllDocuments(text).map((doc) => doc.toJS() as K8sObject).filter(Boolean);
+  return parseAllDocuments(text)
+    .map((doc) => doc.toJS() as K8sObject)
+    .filter(Boolean);
 }
 
 const renders = new Map<string, string>();
@@ -44,7 +52,10 @@ const renders = new Map<string, string>();
 export function renderOverlay(env: Environment, components: readonly string[] = []): string {
   const id = [env, ...components].join('+');
   let text = renders.get(id);
-  if (text === undefined) renders.set(id, (text = renderFresh(env, components)));
+  if (text === undefined) {
+    text = renderFresh(env, components);
+    renders.set(id, text);
+  }
   return text;
 }
 
@@ -53,8 +64,10 @@ function renderFresh(env: Environment, components: readonly string[]): string {
   const copy = mkdtempSync(join(tmpdir(), 'ctg-kustomize-'));
   try {
     cpSync(kubernetesDir, copy, { recursive: true });
-    appendFileSync(join(copy, 'overlays', env, 'kustomization.yaml'),
-      `components:\n${components.map((c) => `  - ../../components/${c}\n`).join('')}`);
+    appendFileSync(
+      join(copy, 'overlays', env, 'kustomization.yaml'),
+      `components:\n${components.map((c) => `  - ../../components/${c}\n`).join('')}`,
+    );
     return kustomize(join(copy, 'overlays', env));
   } finally {
     rmSync(copy, { recursive: true, force: true });
@@ -63,7 +76,10 @@ function renderFresh(env: Environment, components: readonly string[]): string {
 
 /** The one object of `kind` named `name` (generated ConfigMaps match by their name before the hash). */
 export function find(objects: readonly K8sObject[], kind: string, name: string): K8sObject {
-  const found = objects.filter((o) => o.kind === kind && (o.metadata.name === name || o.metadata.name.startsWith(`${name}-`)));
+  const hashed = new RegExp(`^${name}-[a-z0-9]{10}$`);
+  const found = objects.filter(
+    (o) => o.kind === kind && (o.metadata.name === name || (kind === 'ConfigMap' && hashed.test(o.metadata.name))),
+  );
   if (found.length !== 1) throw new Error(`expected one ${kind} ${name}, found ${found.length}`);
   return found[0]!;
 }

@@ -10,12 +10,13 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { settlementAclRules } from '../../contract/redis/settlement-keys.js';
 import { repoRoot } from '../support/stack.js';
 import { ENVIRONMENTS, find, parseObjects, podSpecs, renderOverlay, tool, type Environment, type K8sObject } from './kustomize.js';
 
 const rendered: Record<string, string> = {};
 const objects = (env: Environment): K8sObject[] => parseObjects(rendered[env]!);
-const VARIANTS = [['istio'], ['model-volume']] as const;
+const VARIANTS = [['istio'], ['model-volume'], ['redis-sentinel']] as const;
 
 beforeAll(() => {
   for (const env of ENVIRONMENTS) {
@@ -41,7 +42,7 @@ function millicores(q: string | number): number {
  * Validates several streams in one kubernetes-validate run (a Python start costs seconds on a
  * loaded machine); returns each stream's findings (--quiet prints only failures, naming the file).
  */
-function validateAll(streams: Record<string, string>): { status: number | null; findings: Record<string, string[]> } {
+function validateAll(streams: Record<string, string>, version = '1.37.0'): { status: number | null; findings: Record<string, string[]> } {
   const dir = mkdtempSync(join(tmpdir(), 'ctg-validate-'));
   try {
     const files = Object.keys(streams).map((name, i) => {
@@ -49,7 +50,9 @@ function validateAll(streams: Record<string, string>): { status: number | null; 
       writeFileSync(file, streams[name]!);
       return [name, file] as const;
     });
-    const run = spawnSync(tool('kubernetes-validate'), ['--strict', '--quiet', '-k', '1.37.0', ...files.map(([, f]) => f)], { encoding: 'utf8' });
+    const run = spawnSync(tool('kubernetes-validate'), ['--strict', '--quiet', '-k', version, ...files.map(([, f]) => f)], {
+      encoding: 'utf8',
+    });
     const lines = `${run.stdout}${run.stderr}`.split('\n').filter(Boolean);
     const findings = Object.fromEntries(files.map(([name, file]) => [name, lines.filter((l) => l.includes(`${file} `))]));
     return { status: run.status, findings };
@@ -63,14 +66,30 @@ const envOf = (objs: K8sObject[], configMap: string): Record<string, string> => 
 describe('rendering and schemas', () => {
   it.each(ENVIRONMENTS)('%s renders the whole set of objects, and no Secret', (env) => {
     // Generated ConfigMaps carry a content hash suffix.
-    const kinds = objects(env).map((o) => `${o.kind}/${o.kind === 'ConfigMap' ? o.metadata.name.replace(/-[a-z0-9]{10}$/, '') : o.metadata.name}`).sort();
+    const kinds = objects(env)
+      .map((o) => `${o.kind}/${o.kind === 'ConfigMap' ? o.metadata.name.replace(/-[a-z0-9]{10}$/, '') : o.metadata.name}`)
+      .sort();
     expect(kinds).toEqual([
-      'ConfigMap/ctg-authz-env', 'ConfigMap/ctg-embedder-env', 'ConfigMap/ctg-gateway-render-env',
-      'Deployment/ctg-authz', 'Deployment/ctg-embedder', 'Deployment/ctg-gateway',
-      'HorizontalPodAutoscaler/ctg-embedder', `Namespace/ctg-${env}`,
-      'NetworkPolicy/ctg-authz', 'NetworkPolicy/ctg-default-deny', 'NetworkPolicy/ctg-embedder', 'NetworkPolicy/ctg-gateway',
-      'PodDisruptionBudget/ctg-authz', 'PodDisruptionBudget/ctg-embedder', 'PodDisruptionBudget/ctg-gateway',
-      'Service/ctg-authz', 'Service/ctg-embedder', 'Service/ctg-gateway',
+      'ConfigMap/ctg-authz-env',
+      'ConfigMap/ctg-embedder-env',
+      'ConfigMap/ctg-gateway-render-env',
+      'Deployment/ctg-authz',
+      'Deployment/ctg-embedder',
+      'Deployment/ctg-gateway',
+      'HorizontalPodAutoscaler/ctg-embedder',
+      `Namespace/ctg-${env}`,
+      'NetworkPolicy/ctg-authz',
+      'NetworkPolicy/ctg-default-deny',
+      'NetworkPolicy/ctg-embedder',
+      'NetworkPolicy/ctg-gateway',
+      'PodDisruptionBudget/ctg-authz',
+      'PodDisruptionBudget/ctg-embedder',
+      'PodDisruptionBudget/ctg-gateway',
+      'Service/ctg-authz',
+      'Service/ctg-authz-pods',
+      'Service/ctg-embedder',
+      'Service/ctg-embedder-pods',
+      'Service/ctg-gateway',
     ]);
     for (const o of objects(env)) if (o.kind !== 'Namespace') expect(o.metadata.namespace, o.metadata.name).toBe(`ctg-${env}`);
     // The namespace enforces Pod Security "restricted", so the API server refuses any pod that
@@ -78,7 +97,16 @@ describe('rendering and schemas', () => {
     expect((find(objects(env), 'Namespace', `ctg-${env}`).metadata as any).labels['pod-security.kubernetes.io/enforce']).toBe('restricted');
   });
 
-  const STREAMS = ['staging', 'production', 'staging+istio', 'production+istio', 'staging+model-volume', 'production+model-volume'];
+  const STREAMS = [
+    'staging',
+    'production',
+    'staging+istio',
+    'production+istio',
+    'staging+model-volume',
+    'production+model-volume',
+    'staging+redis-sentinel',
+    'production+redis-sentinel',
+  ];
   let validation: ReturnType<typeof validateAll>;
   beforeAll(() => {
     const broken = rendered.staging!.replace('revisionHistoryLimit: 5', 'revisionHistoryLimit: 5\n  replicaz: 2');
@@ -87,6 +115,23 @@ describe('rendering and schemas', () => {
 
   it.each(STREAMS)('%s validates strictly against the Kubernetes 1.37 schemas', (name) => {
     expect(validation.findings[name]).toEqual([]);
+  });
+
+  it('the stated minimum, Kubernetes 1.30, is the newest any feature in use needs; every variant validates against its schemas', () => {
+    // Features whose default-on release is later than 1.25, and how to spot each in a render.
+    const FEATURES: { name: string; since: string; used: (text: string) => boolean }[] = [
+      { name: 'preStop sleep action (beta, on by default)', since: '1.30', used: (t) => /preStop:\n\s+sleep:/.test(t) },
+      { name: 'gRPC probes (GA)', since: '1.27', used: (t) => /\n\s+grpc:\n\s+port:/.test(t) },
+    ];
+    const all = STREAMS.map((n) => rendered[n]!).join('\n');
+    const needed = FEATURES.filter((f) => f.used(all))
+      .map((f) => f.since)
+      .sort()
+      .at(-1);
+    expect(needed).toBe('1.30');
+    expect(readFileSync(join(repoRoot, 'deploy/README.md'), 'utf8')).toContain(`**Kubernetes ${needed} or later**`);
+    const old = validateAll(Object.fromEntries(STREAMS.map((n) => [n, rendered[n]!])), `${needed}.0`);
+    for (const n of STREAMS) expect(old.findings[n], n).toEqual([]);
   });
 
   it('strict validation rejects an unknown field (the check is live)', () => {
@@ -102,7 +147,8 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
   it('every container has startup, readiness and liveness probes', () => {
     for (const { owner, pod } of all()) {
       for (const c of pod.containers) {
-        for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect(c[probe], `${owner}/${c.name} ${probe}`).toBeTruthy();
+        for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe'])
+          expect(c[probe], `${owner}/${c.name} ${probe}`).toBeTruthy();
       }
     }
   });
@@ -148,11 +194,47 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
   it('secrets are referenced by name and never written; no secret value sits in the environment', () => {
     const text = rendered[env]!;
     expect(objects(env).some((o) => o.kind === 'Secret')).toBe(false);
-    for (const name of ['ctg-gateway-tls', 'ctg-key-hash-secret', 'ctg-redis']) expect(text).toContain(name);
-    const authz = find(objects(env), 'Deployment', 'ctg-authz').spec.template.spec.containers[0];
-    expect(authz.env.find((e: any) => e.name === 'REDIS_URL').valueFrom.secretKeyRef).toEqual({ name: 'ctg-redis', key: 'url' });
-    expect(envOf(objects(env), 'ctg-authz-env')).not.toHaveProperty('KEY_HASH_SECRET');
-    expect(envOf(objects(env), 'ctg-authz-env')).not.toHaveProperty('REDIS_URL');
+    for (const name of [
+      'ctg-gateway-tls',
+      'ctg-key-hash-secret',
+      'ctg-redis',
+      'ctg-grant-secret',
+      'ctg-authz-caller-token',
+      'ctg-metrics-token',
+      'ctg-redis-embedder',
+    ]) {
+      expect(text).toContain(name);
+    }
+    // Each container mounts exactly the Secrets it needs: the grant key is authz's and the
+    // embedder's; the caller token authz's and the gateway's renderer's (not Envoy's own
+    // container); the embedder has its own Redis user, never authz's ctg-redis.
+    const mounted: Record<string, string[]> = {};
+    for (const { owner, pod } of podSpecs(objects(env))) {
+      for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
+        mounted[`${owner}/${c.name}`] = (c.volumeMounts ?? [])
+          .map((m: any) => pod.volumes.find((v: any) => v.name === m.name)?.secret?.secretName)
+          .filter(Boolean)
+          .sort();
+      }
+    }
+    expect(mounted).toEqual({
+      'ctg-authz/authz': ['ctg-authz-caller-token', 'ctg-grant-secret', 'ctg-key-hash-secret', 'ctg-metrics-token', 'ctg-redis'],
+      'ctg-embedder/embedder': ['ctg-grant-secret', 'ctg-metrics-token', 'ctg-redis-embedder'],
+      'ctg-gateway/envoy': ['ctg-gateway-tls'],
+      'ctg-gateway/render-config': ['ctg-authz-caller-token'],
+    });
+    // Redis's URL (it may carry a password) is a file from Secret ctg-redis, never an env value.
+    const pod = find(objects(env), 'Deployment', 'ctg-authz').spec.template.spec;
+    const authz = pod.containers[0];
+    expect(authz.env).toBeUndefined();
+    const volume = pod.volumes.find((v: any) => v.secret?.secretName === 'ctg-redis');
+    const mount = authz.volumeMounts.find((m: any) => m.name === volume.name);
+    expect(mount.readOnly).toBe(true);
+    const authzEnv = envOf(objects(env), 'ctg-authz-env');
+    expect(authzEnv.REDIS_URL_FILE).toBe(`${mount.mountPath}/url`);
+    for (const optional of ['REDIS_SENTINEL_PASSWORD_FILE', 'REDIS_TLS_CA_FILE']) expect(authzEnv[optional], optional).toBe('');
+    expect(authzEnv).not.toHaveProperty('KEY_HASH_SECRET');
+    expect(authzEnv).not.toHaveProperty('REDIS_URL');
   });
 
   it('probes: embedder ready only with its model, authz through gRPC health, Envoy through its own /health', () => {
@@ -177,21 +259,25 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
       return Number(m[3]) * 1e6;
     };
     const mem = (name: string) => find(objects(env), 'Deployment', name).spec.template.spec.containers[0].resources;
-    const cases: [string, number][] = [['ctg-embedder', peak('embedder alone with the default model')], ['ctg-authz', peak('authz')], ['ctg-gateway', peak('Envoy')]];
+    const cases: [string, number][] = [
+      ['ctg-embedder', peak('embedder alone with the default model')],
+      ['ctg-authz', peak('authz')],
+      ['ctg-gateway', peak('Envoy')],
+    ];
     for (const [name, measured] of cases) {
       expect(bytes(mem(name).requests.memory), name).toBeGreaterThanOrEqual(measured);
       expect(bytes(mem(name).limits.memory), name).toBeGreaterThan(bytes(mem(name).requests.memory));
     }
   });
 
-  it('Envoy\'s overload heap bound sits below its container\'s memory limit', () => {
+  it("Envoy's overload heap bound sits below its container's memory limit", () => {
     const limit = find(objects(env), 'Deployment', 'ctg-gateway').spec.template.spec.containers[0].resources.limits.memory;
     const heap = Number(envOf(objects(env), 'ctg-gateway-render-env').ENVOY_MAX_HEAP_MB) * 2 ** 20;
     expect(heap).toBeGreaterThan(0);
     expect(heap).toBeLessThan(bytes(limit));
   });
 
-  it('Envoy runs one worker per CPU of its limit (it would count the node\'s cores)', () => {
+  it("Envoy runs one worker per CPU of its limit (it would count the node's cores)", () => {
     const envoy = find(objects(env), 'Deployment', 'ctg-gateway').spec.template.spec.containers[0];
     expect(Number(envoy.args[envoy.args.indexOf('--concurrency') + 1]) * 1000).toBe(millicores(envoy.resources.limits.cpu));
   });
@@ -214,24 +300,39 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     }
   });
 
-  it('only the gateway reaches the embedder, only the gateway and the embedder reach authz; only the gateway is exposed', () => {
+  it('only the gateway reaches the embedder and authz, Prometheus their metrics; only the gateway is exposed', () => {
     const objs = objects(env);
     const deny = find(objs, 'NetworkPolicy', 'ctg-default-deny').spec;
     expect(deny).toEqual({ podSelector: {}, policyTypes: ['Ingress', 'Egress'] });
     const pods = (name: string) => ({ podSelector: { matchLabels: { 'app.kubernetes.io/name': name } } });
-    expect(find(objs, 'NetworkPolicy', 'ctg-authz').spec.ingress).toEqual([{ from: [pods('ctg-gateway'), pods('ctg-embedder')], ports: [{ port: 9191, protocol: 'TCP' }] }]);
-    expect(find(objs, 'NetworkPolicy', 'ctg-embedder').spec.ingress).toEqual([{ from: [pods('ctg-gateway')], ports: [{ port: 8081, protocol: 'TCP' }] }]);
+    const prometheus = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+      podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+    };
+    expect(find(objs, 'NetworkPolicy', 'ctg-authz').spec.ingress).toEqual([
+      { from: [pods('ctg-gateway')], ports: [{ port: 9191, protocol: 'TCP' }] },
+      { from: [prometheus], ports: [{ port: 9192, protocol: 'TCP' }] },
+    ]);
+    expect(find(objs, 'NetworkPolicy', 'ctg-embedder').spec.ingress).toEqual([
+      { from: [pods('ctg-gateway')], ports: [{ port: 8081, protocol: 'TCP' }] },
+      { from: [prometheus], ports: [{ port: 8081, protocol: 'TCP' }] },
+    ]);
     for (const name of ['ctg-authz', 'ctg-embedder']) expect(find(objs, 'Service', name).spec.type).toBe('ClusterIP');
-    // The embedder's only egress: authz's Admission service, and DNS to find it.
+    // The embedder's egress: Redis, an OTLP collector, and DNS; not authz (it settles on Redis).
     const egress = find(objs, 'NetworkPolicy', 'ctg-embedder').spec.egress;
-    expect(egress[0]).toEqual({ to: [pods('ctg-authz')], ports: [{ port: 9191, protocol: 'TCP' }] });
-    expect(egress.slice(1).every((rule: any) => rule.to === undefined && rule.ports.every((p: any) => p.port === 53))).toBe(true);
-    expect(objs.filter((o) => o.kind === 'Service' && o.spec.type !== 'ClusterIP').map((o) => o.metadata.name)).toEqual(['ctg-gateway']);
+    const ports = egress.flatMap((rule: any) => {
+      expect(rule.to).toBeUndefined();
+      return rule.ports.map((p: any) => p.port);
+    });
+    expect(ports.sort()).toEqual([26379, 4318, 53, 53, 6379].sort());
+    expect(objs.filter((o) => o.kind === 'Service' && (o.spec.type ?? 'ClusterIP') !== 'ClusterIP').map((o) => o.metadata.name)).toEqual([
+      'ctg-gateway',
+    ]);
     // Envoy's admin port is loopback only: never a container or Service port.
     expect(rendered[env]).not.toMatch(/port: 9901|containerPort: 9901/);
   });
 
-  it('termination grace periods cover each component\'s drain', () => {
+  it("termination grace periods cover each component's drain", () => {
     const objs = objects(env);
     const pod = (name: string) => find(objs, 'Deployment', name).spec.template.spec;
     const render = envOf(objs, 'ctg-gateway-render-env');
@@ -248,7 +349,9 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     const emb = pod('ctg-embedder');
     expect(emb.terminationGracePeriodSeconds).toBeGreaterThan(emb.containers[0].lifecycle.preStop.sleep.seconds + routeTimeout);
     // The embedder's own drain period covers the route timeout and ends before the kubelet's SIGKILL.
-    const drain = Number(readFileSync(join(repoRoot, 'deploy/kubernetes/base/embedder.env'), 'utf8').match(/^EMBEDDER_DRAIN_S=(\d+)$/m)![1]);
+    const drain = Number(
+      readFileSync(join(repoRoot, 'deploy/kubernetes/base/embedder.env'), 'utf8').match(/^EMBEDDER_DRAIN_S=(\d+)$/m)![1],
+    );
     expect(drain).toBeGreaterThanOrEqual(routeTimeout);
     expect(emb.containers[0].lifecycle.preStop.sleep.seconds + drain).toBeLessThan(emb.terminationGracePeriodSeconds);
     // authz: preStop sleep, then main.ts's own shutdown grace before it forces the server closed.
@@ -276,7 +379,8 @@ describe('the two environments', () => {
     const hpa = (env: Environment) => find(objects(env), 'HorizontalPodAutoscaler', 'ctg-embedder').spec;
     expect(hpa('production').minReplicas).toBeGreaterThan(hpa('staging').minReplicas);
     expect(hpa('production').maxReplicas).toBeGreaterThan(hpa('staging').maxReplicas);
-    const cpu = (env: Environment) => find(objects(env), 'Deployment', 'ctg-embedder').spec.template.spec.containers[0].resources.limits.cpu;
+    const cpu = (env: Environment) =>
+      find(objects(env), 'Deployment', 'ctg-embedder').spec.template.spec.containers[0].resources.limits.cpu;
     expect(millicores(cpu('production'))).toBeGreaterThan(millicores(cpu('staging')));
   });
 });
@@ -285,8 +389,90 @@ describe('variants', () => {
   it.each(ENVIRONMENTS)('%s with components/istio: no project gateway; only the ingress gateway reaches authz and the embedder', (env) => {
     const objs = parseObjects(rendered[`${env}+istio`]!);
     expect(objs.filter((o) => o.metadata.name.startsWith('ctg-gateway'))).toEqual([]);
-    const ingress = { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'istio-system' } }, podSelector: { matchLabels: { istio: 'ingressgateway' } } };
-    for (const name of ['ctg-authz', 'ctg-embedder']) expect(find(objs, 'NetworkPolicy', name).spec.ingress[0].from).toEqual([ingress]);
+    const ingress = {
+      namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'istio-system' } },
+      podSelector: { matchLabels: { istio: 'ingressgateway' } },
+    };
+    // The ingress gateway takes the project gateway's place, and is the only caller of either.
+    expect(find(objs, 'NetworkPolicy', 'ctg-authz').spec.ingress[0].from).toEqual([ingress]);
+    expect(find(objs, 'NetworkPolicy', 'ctg-embedder').spec.ingress[0].from).toEqual([ingress]);
+    // Istio's provider sends no caller token: authz is told so, and the token's Secret is not mounted.
+    const authzEnv = envOf(objs, 'ctg-authz-env');
+    expect(authzEnv.AUTHZ_CALLER_AUTH).toBe('mesh');
+    expect(authzEnv.AUTHZ_CALLER_TOKEN_FILE).toBe('');
+    const authzPod = find(objs, 'Deployment', 'ctg-authz').spec.template.spec;
+    expect(JSON.stringify(authzPod)).not.toContain('caller-token');
+    expect(envOf(objects(env), 'ctg-authz-env').AUTHZ_CALLER_AUTH).toBe('token');
+  });
+
+  it.each(ENVIRONMENTS)(
+    '%s with components/redis-sentinel: Redis with Sentinel, passwords and TLS from Secrets, restricted like the rest',
+    (env) => {
+      const objs = parseObjects(rendered[`${env}+redis-sentinel`]!);
+      const set = find(objs, 'StatefulSet', 'ctg-redis');
+      expect(set.spec.replicas).toBe(3);
+      const pod = set.spec.template.spec;
+      expect(pod.securityContext.runAsNonRoot).toBe(true);
+      for (const c of [...pod.containers, ...pod.initContainers]) {
+        expect(c.securityContext, c.name).toEqual({
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          runAsNonRoot: true,
+          capabilities: { drop: ['ALL'] },
+        });
+        expect(c.image, c.name).toMatch(/^docker\.io\/library\/redis:\d+\.\d+\.\d+-bookworm$/);
+        expect(c.resources.limits, c.name).toBeDefined();
+        // No password in argv or env: files from the Secrets, REDISCLI_AUTH inside the probes.
+        expect(JSON.stringify([c.command, c.args, c.env]), c.name).not.toMatch(/-a |--pass|PASSWORD=/);
+      }
+      for (const c of pod.containers)
+        for (const p of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect(c[p], `${c.name} ${p}`).toBeTruthy();
+      expect(
+        pod.volumes
+          .filter((v: any) => v.secret)
+          .map((v: any) => v.secret.secretName)
+          .sort(),
+      ).toEqual(['ctg-redis-auth', 'ctg-redis-embedder', 'ctg-redis-tls']);
+      // Of the embedder's Secret, the Redis pods get its password only (to create its ACL user).
+      expect(pod.volumes.find((v: any) => v.secret?.secretName === 'ctg-redis-embedder').secret.items).toEqual([
+        { key: 'password', path: 'password' },
+      ]);
+      expect(find(objs, 'Service', 'ctg-redis-headless').spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true });
+      expect(find(objs, 'PodDisruptionBudget', 'ctg-redis').spec.maxUnavailable).toBe(1);
+      // authz is pointed at the Sentinels, with their password and the CA from Secret ctg-redis's files.
+      const authzEnv = envOf(objs, 'ctg-authz-env');
+      expect(authzEnv.REDIS_SENTINELS!.split(',')).toHaveLength(3);
+      expect(authzEnv.REDIS_SENTINEL_PASSWORD_FILE).toBe('/etc/ctg/redis/sentinel-password');
+      expect(authzEnv.REDIS_TLS_CA_FILE).toBe('/etc/ctg/redis/ca.crt');
+      // ... and the embedder too, as its own user, with the same from Secret ctg-redis-embedder.
+      const embedderEnv = envOf(objs, 'ctg-embedder-env');
+      for (const name of ['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_SENTINEL_PASSWORD_FILE', 'REDIS_TLS_CA_FILE'])
+        expect(embedderEnv[name], name).toBe(authzEnv[name]);
+      // The start script is in the rendered ConfigMap, as the pods mount it.
+      const start = find(objs, 'ConfigMap', 'ctg-redis-start').data!['start.sh']!;
+      expect(start).toBe(readFileSync(join(repoRoot, 'deploy/kubernetes/components/redis-sentinel/start.sh'), 'utf8'));
+    },
+  );
+
+  it("components/redis-sentinel creates the embedder's ACL user with exactly settlementAclRules, for the prefix and user the embedder uses", () => {
+    const start = readFileSync(join(repoRoot, 'deploy/kubernetes/components/redis-sentinel/start.sh'), 'utf8');
+    const user = /^EMBEDDER_USER=(\S+)$/m.exec(start)![1];
+    const rules = /^EMBEDDER_RULES='([^']+)'$/m.exec(start)![1];
+    expect(start).toContain('echo "user $EMBEDDER_USER reset on >$(cat "$EMBEDDER/password") $EMBEDDER_RULES"');
+    for (const env of ENVIRONMENTS) {
+      const objs = parseObjects(rendered[`${env}+redis-sentinel`]!);
+      const embedderEnv = envOf(objs, 'ctg-embedder-env');
+      expect(embedderEnv.REDIS_USERNAME).toBe(user);
+      expect(envOf(objs, 'ctg-authz-env').REDIS_KEY_PREFIX).toBe(embedderEnv.REDIS_KEY_PREFIX);
+      const password = 'p'.repeat(40);
+      expect(`reset on >${password} ${rules}`).toBe(settlementAclRules(embedderEnv.REDIS_KEY_PREFIX!, password).join(' '));
+    }
+    // The helper the README gives the platform team prints the same rules.
+    const printed = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/redis/embedder-acl.ts', 'ctg:', '-'], {
+      cwd: repoRoot,
+      encoding: 'utf8',
+    });
+    expect(printed.stdout.trim()).toBe(rules);
   });
 
   it.each(ENVIRONMENTS)('%s with components/model-volume: the model-less image, the model read-only from the claim', (env) => {

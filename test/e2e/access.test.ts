@@ -6,11 +6,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PROBLEM_CONTENT_TYPE, problem } from '../../openapi/problems.js';
+import { PROBLEM_CONTENT_TYPE, type problem } from '../../openapi/problems.js';
 import { expectProblemBody } from '../support/problem-assert.js';
-import {
-  createKey, createOrg, orgName, orgWithKey, revokeKey, usage, waitForUsage, type CreatedKey,
-} from '../support/stack-admin.js';
+import { createKey, createOrg, orgName, orgWithKey, revokeKey, usage, waitForUsage, type CreatedKey } from '../support/stack-admin.js';
 import { waitFor } from '../support/process.js';
 import { startStack, type Stack } from '../support/stack.js';
 import type { GatewayResponse } from '../support/stack-client.js';
@@ -29,7 +27,8 @@ afterAll(async () => {
 
 function post(authorization: string | undefined, body: Record<string, unknown> = {}, headers: Record<string, string> = {}) {
   return stack.request({
-    method: 'POST', path: '/v1/embeddings',
+    method: 'POST',
+    path: '/v1/embeddings',
     headers: { 'content-type': 'application/json', ...(authorization ? { authorization } : {}), ...headers },
     body: JSON.stringify({ model: stack.svc.modelId, input: 'No known drug allergies.', ...body }),
   });
@@ -62,16 +61,20 @@ describe('401', () => {
     for (const h of RATE_HEADERS) expect(res.headers[h], h).toBeUndefined();
   });
 
-  it('a revoked key is revoked_api_key (within authz\'s key-cache lifetime, KEY_CACHE_TTL_MS)', async () => {
+  it("a revoked key is revoked_api_key (within authz's key-cache lifetime, KEY_CACHE_TTL_MS)", async () => {
     const revoked = orgWithKey(stack, 'revoked');
     expect((await post(bearer(revoked))).status).toBe(200);
     revokeKey(stack, revoked.id);
     // authz may serve the key record it cached before the revocation for up to 1 s (default).
     let res = await post(bearer(revoked));
-    await waitFor('the revocation to reach the gateway', async () => {
-      res = await post(bearer(revoked));
-      return res.status === 401;
-    }, 5_000);
+    await waitFor(
+      'the revocation to reach the gateway',
+      async () => {
+        res = await post(bearer(revoked));
+        return res.status === 401;
+      },
+      5_000,
+    );
     expectDenial(res, 'revoked_api_key');
     expect(res.headers['www-authenticate']).toBe('Bearer');
   });
@@ -79,7 +82,9 @@ describe('401', () => {
   it('an expired key is expired_api_key', async () => {
     const org = orgName('expired');
     createOrg(stack, org, { models: [stack.svc.modelId] });
-    const expired = createKey(stack, org, new Date(Date.now() - 60_000).toISOString());
+    // A key cannot be created already expired; it is re-dated into the past, as an operator may.
+    const expired = createKey(stack, org);
+    stack.admin(['key', 'update', expired.id, '--expires-at', new Date(Date.now() - 60_000).toISOString(), '--json']);
     expectDenial(await post(bearer(expired)), 'expired_api_key');
   });
 });
@@ -131,7 +136,7 @@ describe('429 and back', () => {
 });
 
 describe('usage and identity', () => {
-  it('records usage equal to the tokens returned, against the key\'s organization only', async () => {
+  it("records usage equal to the tokens returned, against the key's organization only", async () => {
     const org = orgName('usage');
     createOrg(stack, org, { models: [stack.svc.modelId] });
     const own = createKey(stack, org);
@@ -142,9 +147,16 @@ describe('usage and identity', () => {
     for (const input of ['Blood pressure 120/80.', ['Two inputs here.', 'And a second one, longer than the first.']]) {
       ids.push(`usage-${ids.length}-${org}`);
       // A client-sent identity header is stripped by Envoy before authz, so it cannot redirect usage.
-      const res = await post(bearer(own), { input }, {
-        'x-gateway-org-id': victim, 'x-gateway-key-id': 'FORGEDKEYIDX', 'x-gateway-model': 'forged', 'x-request-id': ids.at(-1)!,
-      });
+      const res = await post(
+        bearer(own),
+        { input },
+        {
+          'x-gateway-org-id': victim,
+          'x-gateway-key-id': 'FORGEDKEYIDX',
+          'x-gateway-model': 'forged',
+          'x-request-id': ids.at(-1)!,
+        },
+      );
       expect(res.status, res.body).toBe(200);
       tokens += res.json().usage.total_tokens;
       expect(Number(res.headers['x-usage-total-tokens'])).toBe(res.json().usage.total_tokens);
@@ -153,19 +165,25 @@ describe('usage and identity', () => {
     expect(recorded.tokens).toBe(tokens);
     expect(usage(stack, victim)).toMatchObject({ requests: 0, tokens: 0 });
     // Each usage record carries the client's x-request-id, key id and model as authz got them.
-    const records = stack.admin(['usage', 'export', '--org', org, '--format', 'jsonl']).trim().split('\n').map((l) => JSON.parse(l));
+    const records = stack
+      .admin(['usage', 'export', '--org', org, '--format', 'jsonl'])
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     expect(records.map((r) => r.request_id).sort()).toEqual([...ids].sort());
     for (const r of records) expect(r).toMatchObject({ org, key_id: own.id, model: stack.svc.modelId });
   }, 60_000);
 
-  it('client-sent x-gateway-* headers are stripped before authz (Envoy\'s own log shows what passed)', async () => {
+  it("client-sent x-gateway-* headers are stripped before authz (Envoy's own log shows what passed)", async () => {
     const forged = { 'x-gateway-org-id': 'forged-org', 'x-gateway-key-id': 'FORGEDKEYIDX', 'x-gateway-model': 'forged' };
     const denied = await post(undefined, {}, { ...forged, 'x-request-id': 'forged-denied' });
     expect(denied.status).toBe(401);
     const allowed = await post(bearer(key), {}, { ...forged, 'x-request-id': 'forged-allowed' });
     expect(allowed.status).toBe(200);
-    const line = (id: string) => readFileSync(stack.processes.envoy.logFile, 'utf8').split('\n')
-      .find((l) => l.includes(`"request_id":"${id}"`));
+    const line = (id: string) =>
+      readFileSync(stack.processes.envoy.logFile, 'utf8')
+        .split('\n')
+        .find((l) => l.includes(`"request_id":"${id}"`));
     await waitFor('Envoy to log both requests', async () => Boolean(line('forged-denied') && line('forged-allowed')), 10_000);
     // Denied: authz added nothing, and the client's header did not survive.
     expect(JSON.parse(line('forged-denied')!).org).toBeNull();

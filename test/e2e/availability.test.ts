@@ -3,8 +3,9 @@
  * without Redis each give 503 with retry-after and the catalogue's code; /health stays 200
  * throughout; and the gateway recovers when the part comes back.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JSON_CONTENT_TYPE, PROBLEM_CONTENT_TYPE, problem } from '../../openapi/problems.js';
+import { JSON_CONTENT_TYPE, PROBLEM_CONTENT_TYPE } from '../../openapi/problems.js';
 import { expectProblemBody } from '../support/problem-assert.js';
 import { freePort, waitFor } from '../support/process.js';
 import { orgWithKey, type CreatedKey } from '../support/stack-admin.js';
@@ -23,11 +24,14 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const embed = (http2 = false) => stack.request({
-  method: 'POST', path: '/v1/embeddings', http2,
-  headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': 'avail-1' },
-  body: JSON.stringify({ model: stack.svc.modelId, input: 'Discharged home in stable condition.' }),
-});
+const embed = (http2 = false) =>
+  stack.request({
+    method: 'POST',
+    path: '/v1/embeddings',
+    http2,
+    headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': 'avail-1' },
+    body: JSON.stringify({ model: stack.svc.modelId, input: 'Discharged home in stable condition.' }),
+  });
 
 function expect503(res: GatewayResponse, code: 'upstream_unavailable' | 'authorization_unavailable') {
   expect(res.status, res.body).toBe(503);
@@ -68,15 +72,23 @@ describe('503 with retry-after', () => {
     await stack.startService('embedder', { QUEUE_MAX_INPUTS: '1' });
     try {
       const big = stack.request({
-        method: 'POST', path: '/v1/embeddings',
+        method: 'POST',
+        path: '/v1/embeddings',
         headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
         body: JSON.stringify({ model: stack.svc.modelId, input: Array.from({ length: 1000 }, (_, i) => `note ${i}`) }),
       });
       // Wait until the big request is queued (tokenizing 1,000 inputs takes a while on a busy machine).
-      await waitFor('the big request to be queued', async () => {
-        const metrics = await (await fetch(`http://127.0.0.1:${stack.ports.embedder}/metrics`)).text();
-        return Number(/^embedder_queue_inputs (\d+)/m.exec(metrics)?.[1] ?? 0) > 0;
-      }, 60_000);
+      await waitFor(
+        'the big request to be queued',
+        async () => {
+          const token = readFileSync(stack.dirs.metricsTokenFile, 'utf8').trim();
+          const metrics = await (
+            await fetch(`http://127.0.0.1:${stack.ports.embedder}/metrics`, { headers: { authorization: `Bearer ${token}` } })
+          ).text();
+          return Number(/^embedder_queue_inputs (\d+)/m.exec(metrics)?.[1] ?? 0) > 0;
+        },
+        60_000,
+      );
       const refused = await embed();
       expect(refused.status, refused.body).toBe(503);
       expect(refused.headers['content-type']).toBe(PROBLEM_CONTENT_TYPE);

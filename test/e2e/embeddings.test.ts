@@ -26,7 +26,9 @@ afterAll(async () => {
 
 function post(body: unknown, options: { headers?: Record<string, string>; http2?: boolean; raw?: string | Buffer } = {}) {
   return stack.request({
-    method: 'POST', path: '/v1/embeddings', http2: options.http2,
+    method: 'POST',
+    path: '/v1/embeddings',
+    http2: options.http2,
     headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', ...options.headers },
     body: options.raw ?? JSON.stringify(body),
   });
@@ -66,7 +68,13 @@ describe.each([false, true])('a successful request (http2: %s)', (http2) => {
     expect(body.usage.total_tokens).toBe(body.usage.prompt_tokens);
     expect(body.usage.prompt_tokens).toBeGreaterThan(2);
     expect(res.headers['x-usage-total-tokens']).toBe(String(body.usage.total_tokens));
-    for (const h of ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset', 'x-ratelimit-limit-tokens', 'x-ratelimit-remaining-tokens']) {
+    for (const h of [
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+      'x-ratelimit-limit-tokens',
+      'x-ratelimit-remaining-tokens',
+    ]) {
       expect(res.headers[h], h).toMatch(/^\d+$/);
     }
   });
@@ -84,7 +92,7 @@ describe('encodings and input types', () => {
     const b64 = (await post(request({ encoding_format: 'base64' }))).json().data[0].embedding as string;
     expect(typeof b64).toBe('string');
     const decoded = decodeBase64(b64);
-    decoded.forEach((x, i) => expect(x).toBeCloseTo(float[i]!, 6));
+    for (const [i, x] of decoded.entries()) expect(x).toBeCloseTo(float[i]!, 6);
   });
 
   it('query differs from no input_type; document equals it', async () => {
@@ -92,7 +100,7 @@ describe('encodings and input types', () => {
     const plain = await vector({});
     const document = await vector({ input_type: 'document' });
     const query = await vector({ input_type: 'query' });
-    document.forEach((x, i) => expect(x).toBeCloseTo(plain[i]!, 5));
+    for (const [i, x] of document.entries()) expect(x).toBeCloseTo(plain[i]!, 5);
     expect(dot(query, plain)).toBeLessThan(0.999);
     const queryUsage = (await post(request({ input_type: 'query' }))).json().usage.prompt_tokens;
     const plainUsage = (await post(request())).json().usage.prompt_tokens;
@@ -131,8 +139,13 @@ describe('encodings and input types', () => {
 
 describe('400 invalid_body, each field named in detail', () => {
   type Edit = (body: Record<string, unknown>) => Record<string, unknown>;
-  const without = (field: string): Edit => (body) => Object.fromEntries(Object.entries(body).filter(([k]) => k !== field));
-  const withField = (field: string, value: unknown): Edit => (body) => ({ ...body, [field]: value });
+  const without =
+    (field: string): Edit =>
+    (body) =>
+      Object.fromEntries(Object.entries(body).filter(([k]) => k !== field));
+  const withField =
+    (field: string, value: unknown): Edit =>
+    (body) => ({ ...body, [field]: value });
   it.each<[string, Edit, RegExp]>([
     ['model missing', without('model'), /model/],
     ['input missing', without('input'), /input/],

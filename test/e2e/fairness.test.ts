@@ -39,7 +39,11 @@ describe('two organizations sharing the model', () => {
     const run: FairnessRun = await bigAgainstSmall(stack, bigOrg.key, smallOrg.key, BIG_INPUTS, async () => {
       // The large organization's share is 1,000 queued inputs: 1,000 more on top of its queue is past it.
       const [over, other] = await Promise.all([
-        postEmbeddings(stack, bigOrg.key, Array.from({ length: 1000 }, (_, i) => `note ${i}`)),
+        postEmbeddings(
+          stack,
+          bigOrg.key,
+          Array.from({ length: 1000 }, (_, i) => `note ${i}`),
+        ),
         postEmbeddings(stack, smallOrg.key, 'Patient reports mild headache.'),
       ]);
       refusals.push({ status: over.status, code: over.json().code, retryAfter: over.headers['retry-after'] });
@@ -49,7 +53,9 @@ describe('two organizations sharing the model', () => {
     const latencies = run.small.map((s) => s.ms);
     const worst = Math.max(...latencies);
     // Shown in the test output; bench/fairness.ts produces the figures that are quoted.
-    console.log(`fairness: large ${run.big.inputs} × 512 tokens took ${Math.round(run.big.ms)} ms; ${run.small.length} small requests: p50 ${Math.round(percentile(latencies, 50))} ms, worst ${Math.round(worst)} ms`);
+    console.log(
+      `fairness: large ${run.big.inputs} × 512 tokens took ${Math.round(run.big.ms)} ms; ${run.small.length} small requests: p50 ${Math.round(percentile(latencies, 50))} ms, worst ${Math.round(worst)} ms`,
+    );
 
     expect(refusals).toEqual([{ status: 503, code: 'overloaded', retryAfter: expect.stringMatching(/^\d+$/) }]);
     expect(bystander).toBe(200);

@@ -22,8 +22,11 @@ let attackerKey: string;
 beforeAll(async () => {
   stack = await startStack(join(repoRoot, '.local/models/test'), { maxConnections: 300, requestTimeoutS: 4, authzTimeoutMs: 3_000 });
   target = {
-    port: stack.ports.gateway, ca: stack.ca, envoyPid: stack.processes.envoy.pid!,
-    apiKey: orgWithKey(stack, 'legit').key, modelId: stack.svc.modelId,
+    port: stack.ports.gateway,
+    ca: stack.ca,
+    envoyPid: stack.processes.envoy.pid!,
+    apiKey: orgWithKey(stack, 'legit').key,
+    modelId: stack.svc.modelId,
   };
   attackerKey = orgWithKey(stack, 'attacker', { rpm: 100_000 }).key;
 });

@@ -31,7 +31,10 @@ afterAll(async () => {
 
 function post(key: CreatedKey | undefined, body: string | Buffer, headers: Record<string, string> = {}, http2 = false) {
   return stack.request({
-    method: 'POST', path: '/v1/embeddings', http2, body,
+    method: 'POST',
+    path: '/v1/embeddings',
+    http2,
+    body,
     headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key.key}` } : {}), ...headers },
   });
 }
@@ -53,13 +56,16 @@ const BYPASS_BODIES: ReadonlyArray<[string, () => string | Buffer]> = [
 ];
 
 describe('no request uses a model its organization may not use', () => {
-  it.each(BYPASS_BODIES)('%s: refused for an organization without the model, and for one with it (400 naming body)', async (_name, body) => {
-    for (const key of [noModel, allowed]) {
-      const res = await post(key, body());
-      expect(res.status, key.org).not.toBe(200);
-      expectProblem(res, 'invalid_body', /^body: /);
-    }
-  });
+  it.each(BYPASS_BODIES)(
+    '%s: refused for an organization without the model, and for one with it (400 naming body)',
+    async (_name, body) => {
+      for (const key of [noModel, allowed]) {
+        const res = await post(key, body());
+        expect(res.status, key.org).not.toBe(200);
+        expectProblem(res, 'invalid_body', /^body: /);
+      }
+    },
+  );
 
   it('a well-formed body from an organization without the model is 403 model_not_enabled, forged grants or not', async () => {
     const body = JSON.stringify({ model: model(), input: 'x' });
@@ -98,7 +104,12 @@ describe('every edge of HTTP gets a problem body', () => {
     const remaining = Number(before.headers['x-ratelimit-remaining']);
     for (const bad of ['x'.repeat(201), 'has space', 'quote"d', 'new\tline']) {
       for (const path of ['/health', '/nowhere', '/v1/embeddings']) {
-        const res = await stack.request({ method: path === '/v1/embeddings' ? 'POST' : 'GET', path, headers: { 'x-request-id': bad, 'content-type': 'application/json', authorization: `Bearer ${allowed.key}` }, body: path === '/v1/embeddings' ? body : undefined });
+        const res = await stack.request({
+          method: path === '/v1/embeddings' ? 'POST' : 'GET',
+          path,
+          headers: { 'x-request-id': bad, 'content-type': 'application/json', authorization: `Bearer ${allowed.key}` },
+          body: path === '/v1/embeddings' ? body : undefined,
+        });
         expectProblem(res, 'invalid_body', /^x-request-id: /);
         // A fresh id: the bad one is never echoed (nor logged).
         expect(res.headers['x-request-id']).toMatch(UUID);
@@ -126,7 +137,12 @@ describe('every edge of HTTP gets a problem body', () => {
   });
 
   it('/v1%2fembeddings is a 400 problem with an x-request-id, not a bodiless redirect', async () => {
-    const res = await stack.request({ method: 'POST', path: '/v1%2fembeddings', headers: { 'content-type': 'application/json' }, body: '{}' });
+    const res = await stack.request({
+      method: 'POST',
+      path: '/v1%2fembeddings',
+      headers: { 'content-type': 'application/json' },
+      body: '{}',
+    });
     expectProblem(res, 'invalid_body');
   });
 
@@ -137,7 +153,9 @@ describe('every edge of HTTP gets a problem body', () => {
   });
 
   it('Transfer-Encoding: gzip, chunked is a 400 problem, not a text/plain 501', async () => {
-    const raw = await rawHttp1(`POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${allowed.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n`);
+    const raw = await rawHttp1(
+      `POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer ${allowed.key}\r\nContent-Type: application/json\r\nTransfer-Encoding: gzip, chunked\r\n\r\n0\r\n\r\n`,
+    );
     expect(raw).toMatch(/^HTTP\/1\.1 400 /);
     expect(raw.toLowerCase()).toContain(`content-type: ${PROBLEM_CONTENT_TYPE}`);
     expect(raw.toLowerCase()).toMatch(/x-request-id: \S+/);
@@ -152,7 +170,9 @@ describe('every edge of HTTP gets a problem body', () => {
 /** Writes `text` on a fresh TLS connection and returns everything read until it closes. */
 function rawHttp1(text: string, host = '127.0.0.1'): Promise<string> {
   return new Promise((resolve, reject) => {
-    const socket = tlsConnect({ host, port: stack.ports.gateway, servername: 'localhost', ca: stack.ca, ALPNProtocols: ['http/1.1'] }, () => socket.write(text));
+    const socket = tlsConnect({ host, port: stack.ports.gateway, servername: 'localhost', ca: stack.ca, ALPNProtocols: ['http/1.1'] }, () =>
+      socket.write(text),
+    );
     let out = '';
     socket.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
     socket.on('end', () => resolve(out));
@@ -162,7 +182,11 @@ function rawHttp1(text: string, host = '127.0.0.1'): Promise<string> {
 }
 
 /** Starts a 1 MiB POST, sends 10 bytes, waits `waitMs`; status 0 means no response came. */
-function unfinishedUpload(http2: boolean, headers: Record<string, string>, waitMs = 5_000): Promise<{ status: number; contentType?: string }> {
+function unfinishedUpload(
+  http2: boolean,
+  headers: Record<string, string>,
+  waitMs = 5_000,
+): Promise<{ status: number; contentType?: string }> {
   const head = { 'content-type': 'application/json', 'content-length': String(1_048_576), ...headers };
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => finish({ status: 0 }), waitMs);
@@ -172,15 +196,28 @@ function unfinishedUpload(http2: boolean, headers: Record<string, string>, waitM
       session.on('error', () => undefined);
       const stream = session.request({ [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/v1/embeddings', ...head });
       stream.on('error', () => undefined);
-      finish = (r) => { clearTimeout(timer); session.destroy(); resolve(r); };
+      finish = (r) => {
+        clearTimeout(timer);
+        session.destroy();
+        resolve(r);
+      };
       stream.on('response', (h) => finish({ status: Number(h[h2.HTTP2_HEADER_STATUS]), contentType: String(h['content-type']) }));
       stream.write('{"model":"');
     } else {
-      const lines = Object.entries(head).map(([k, v]) => `${k}: ${v}`).join('\r\n');
-      const socket = tlsConnect({ host: '127.0.0.1', port: stack.ports.gateway, servername: 'localhost', ca: stack.ca, ALPNProtocols: ['http/1.1'] }, () => {
-        socket.write(`POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\n${lines}\r\n\r\n{"model":"`);
-      });
-      finish = (r) => { clearTimeout(timer); socket.destroy(); resolve(r); };
+      const lines = Object.entries(head)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join('\r\n');
+      const socket = tlsConnect(
+        { host: '127.0.0.1', port: stack.ports.gateway, servername: 'localhost', ca: stack.ca, ALPNProtocols: ['http/1.1'] },
+        () => {
+          socket.write(`POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\n${lines}\r\n\r\n{"model":"`);
+        },
+      );
+      finish = (r) => {
+        clearTimeout(timer);
+        socket.destroy();
+        resolve(r);
+      };
       let text = '';
       socket.on('data', (chunk: Buffer) => {
         text += chunk.toString('utf8');

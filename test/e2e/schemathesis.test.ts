@@ -34,29 +34,46 @@ describe('schemathesis against openapi/openapi.yaml through the gateway', () => 
     // Limits high enough that no generated request meets the rate limit.
     const { key } = orgWithKey(stack, 'schemathesis', { rpm: 100_000, tpm: 100_000_000 });
     const args = [
-      'run', join(repoRoot, 'openapi/openapi.yaml'),
-      '--url', stack.baseUrl,
-      '--tls-verify', stack.dirs.caFile,
-      '--header', `Authorization: Bearer ${key}`,
-      '--checks', 'all',
-      '--max-examples', String(MAX_EXAMPLES),
-      '--seed', String(SEED),
-      '--workers', '1',
-      '--request-timeout', '30',
-      '--suppress-health-check', 'too_slow',
+      'run',
+      join(repoRoot, 'openapi/openapi.yaml'),
+      '--url',
+      stack.baseUrl,
+      '--tls-verify',
+      stack.dirs.caFile,
+      '--header',
+      `Authorization: Bearer ${key}`,
+      '--checks',
+      'all',
+      '--max-examples',
+      String(MAX_EXAMPLES),
+      '--seed',
+      String(SEED),
+      '--workers',
+      '1',
+      '--request-timeout',
+      '30',
+      '--suppress-health-check',
+      'too_slow',
       '--no-color',
     ];
     const result = await run(schemathesis, args, {
       // Its replay cache (.schemathesis/) goes to the stack's temporary directory, not the clone.
       cwd: stack.dirs.dir,
       env: {
-        PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', MODEL: stack.svc.modelId,
-        PYTHONPATH: join(repoRoot, 'test/e2e'), SCHEMATHESIS_HOOKS: 'schemathesis_hooks',
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        MODEL: stack.svc.modelId,
+        PYTHONPATH: join(repoRoot, 'test/e2e'),
+        SCHEMATHESIS_HOOKS: 'schemathesis_hooks',
       },
       maxBuffer: 16 * 1024 * 1024,
-    }).then(({ stdout }) => ({ code: 0, stdout }), (err: { code?: number; stdout?: string; stderr?: string }) => ({
-      code: err.code ?? -1, stdout: `${err.stdout ?? ''}${err.stderr ?? ''}`,
-    }));
+    }).then(
+      ({ stdout }) => ({ code: 0, stdout }),
+      (err: { code?: number; stdout?: string; stderr?: string }) => ({
+        code: err.code ?? -1,
+        stdout: `${err.stdout ?? ''}${err.stderr ?? ''}`,
+      }),
+    );
     expect(result.code, result.stdout).toBe(0);
   }, 150_000);
 });

@@ -67,7 +67,8 @@ const nodeClient = (env: Record<string, string>) =>
   });
 const pythonClient = (env: Record<string, string>) =>
   run(python, [join(repoRoot, 'test/e2e/sdk/python_client.py')], {
-    cwd: repoRoot, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
   });
 
 describe('official SDKs with baseURL {base_url}/v1', () => {

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/process.js';
+import { startRedisProxy, type RedisProxy } from '../support/redis-proxy.js';
 import { orgWithKey, type CreatedKey } from '../support/stack-admin.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
 
@@ -30,7 +31,11 @@ interface Outcome {
 }
 
 /** `workers` clients sending requests back to back until `until` resolves; the mix includes 200-input requests so work is in flight. */
-async function load(key: CreatedKey, workers: number, until: Promise<void>): Promise<Outcome[]> {
+function load(key: CreatedKey, workers: number, until: Promise<void>): Promise<Outcome[]> {
+  return loadOn(stack, key, workers, until);
+}
+
+async function loadOn(stack: Stack, key: CreatedKey, workers: number, until: Promise<void>): Promise<Outcome[]> {
   let done = false;
   void until.then(() => (done = true));
   const outcomes: Outcome[] = [];
@@ -38,10 +43,14 @@ async function load(key: CreatedKey, workers: number, until: Promise<void>): Pro
     for (let i = 0; !done; i++) {
       const requestId = `load-${w}-${i}-${randomUUID().slice(0, 8)}`;
       const input = i % 3 === 0 ? Array.from({ length: 200 }, (_, n) => `note ${n} blood pressure stable`) : 'Afebrile overnight.';
-      const res = await stack.request({
-        method: 'POST', path: '/v1/embeddings', body: JSON.stringify({ model: stack.svc.modelId, input }),
-        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': requestId },
-      }).catch(() => ({ status: 0, json: () => ({}) }));
+      const res = await stack
+        .request({
+          method: 'POST',
+          path: '/v1/embeddings',
+          body: JSON.stringify({ model: stack.svc.modelId, input }),
+          headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': requestId },
+        })
+        .catch(() => ({ status: 0, json: () => ({}) }));
       outcomes.push({ requestId, status: res.status, tokens: res.status === 200 ? res.json().usage.total_tokens : 0 });
       if (res.status !== 200) await new Promise((r) => setTimeout(r, 50));
     }
@@ -51,7 +60,8 @@ async function load(key: CreatedKey, workers: number, until: Promise<void>): Pro
 }
 
 /** The organization's usage records by request id (the admin CLI's JSON lines export). */
-function records(org: string): Map<string, number[]> {
+function records(org: string, on: Stack = stack): Map<string, number[]> {
+  const stack = on;
   const lines = stack.admin(['usage', 'export', '--org', org, '--format', 'jsonl']).trim().split('\n').filter(Boolean);
   const byId = new Map<string, number[]>();
   for (const line of lines) {
@@ -63,7 +73,11 @@ function records(org: string): Map<string, number[]> {
 
 /** Every 200 recorded once with its tokens; extra records only for requests that were in flight. */
 function expectUsageExact(org: string, outcomes: Outcome[], inFlightAllowance: number): void {
-  const byId = records(org);
+  expectUsageExactOn(stack, org, outcomes, inFlightAllowance);
+}
+
+function expectUsageExactOn(on: Stack, org: string, outcomes: Outcome[], inFlightAllowance: number): void {
+  const byId = records(org, on);
   const ok = outcomes.filter((o) => o.status === 200);
   expect(ok.length).toBeGreaterThan(0);
   for (const o of ok) expect(byId.get(o.requestId), `usage of 200 ${o.requestId}`).toEqual([o.tokens]);
@@ -88,6 +102,22 @@ describe('usage survives the loss of any one component', () => {
     expect(outcomes.filter((o) => o.status === 503).length).toBeGreaterThan(0);
     expect(outcomes.every((o) => o.status === 200 || o.status === 503)).toBe(true);
     expectUsageExact(key.org, outcomes, 4);
+  });
+
+  it('authz stopped (SIGSTOP) for 5 s under load, then resumed: usage recorded == usage returned, exactly', async () => {
+    const key = orgWithKey(stack, 'stop-authz');
+    const fault = (async () => {
+      await sleep(1_000);
+      stack.processes.authz.signal('SIGSTOP');
+      await sleep(5_000);
+      stack.processes.authz.signal('SIGCONT');
+      await sleep(1_500);
+    })();
+    const outcomes = await load(key, 4, fault);
+    // Checks time out while authz is stopped (503, before any work); nothing after the Check
+    // depends on authz, so no usage record can exist without its 200.
+    expect(outcomes.filter((o) => o.status === 503).length).toBeGreaterThan(0);
+    expectUsageExact(key.org, outcomes, 0);
   });
 
   it('embedder killed (SIGKILL) under load: no 200 without its record, none twice', async () => {
@@ -129,10 +159,19 @@ describe('usage survives the loss of any one component', () => {
     await stack.startService('authz', { AUTHZ_DRAIN_MS: '30000' });
     const key = orgWithKey(stack, 'drain-authz');
     // Envoy's health check must have seen the new authz before the requests under test start.
-    await waitFor('the new authz to answer through Envoy', async () => (await stack.request({
-      method: 'POST', path: '/v1/embeddings', body: JSON.stringify({ model: stack.svc.modelId, input: 'warm' }),
-      headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
-    })).status === 200, 15_000);
+    await waitFor(
+      'the new authz to answer through Envoy',
+      async () =>
+        (
+          await stack.request({
+            method: 'POST',
+            path: '/v1/embeddings',
+            body: JSON.stringify({ model: stack.svc.modelId, input: 'warm' }),
+            headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+          })
+        ).status === 200,
+      15_000,
+    );
     const inFlight = longRequests(key, 'drain-authz');
     await sleep(1_000);
     stack.processes.authz.signal('SIGTERM');
@@ -143,16 +182,59 @@ describe('usage survives the loss of any one component', () => {
 
 /** Three requests of 300 inputs each, admitted and in flight for a few seconds. */
 function longRequests(key: CreatedKey, label: string) {
-  return Promise.all(Array.from({ length: 3 }, (_, i) => stack.request({
-    method: 'POST', path: '/v1/embeddings',
-    headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': `${label}-${i}` },
-    // 3 × 300 inputs stay inside one organization's queue share (1,000 inputs): none is overloaded.
-    body: JSON.stringify({ model: stack.svc.modelId, input: Array.from({ length: 300 }, (_, n) => `${'word '.repeat(60)}${n}`) }),
-  })));
+  return Promise.all(
+    Array.from({ length: 3 }, (_, i) =>
+      stack.request({
+        method: 'POST',
+        path: '/v1/embeddings',
+        headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json', 'x-request-id': `${label}-${i}` },
+        // 3 × 300 inputs stay inside one organization's queue share (1,000 inputs): none is overloaded.
+        body: JSON.stringify({ model: stack.svc.modelId, input: Array.from({ length: 300 }, (_, n) => `${'word '.repeat(60)}${n}`) }),
+      }),
+    ),
+  );
 }
 
-async function expectAllAnswered(key: CreatedKey, answers: Array<{ status: number; body: string; json(): any; headers: Record<string, string> }>): Promise<void> {
-  expect(answers.map((a) => a.status), answers.map((a) => a.body.slice(0, 200)).join(' | ')).toEqual([200, 200, 200]);
+async function expectAllAnswered(
+  key: CreatedKey,
+  answers: Array<{ status: number; body: string; json(): any; headers: Record<string, string> }>,
+): Promise<void> {
+  expect(
+    answers.map((a) => a.status),
+    answers.map((a) => a.body.slice(0, 200)).join(' | '),
+  ).toEqual([200, 200, 200]);
   const byId = records(key.org);
   for (const a of answers) expect(byId.get(a.headers['x-request-id']!)).toEqual([a.json().usage.total_tokens]);
 }
+
+describe('usage when Redis stalls under load (its bytes held back, as SIGSTOP would, then delivered late)', () => {
+  let stalled: Stack;
+  let proxy: RedisProxy;
+
+  beforeAll(async () => {
+    proxy = await startRedisProxy();
+    // authz and the embedder reach Redis through the proxy; a short settlement wait, so the
+    // stall outlasts it and late records reach Redis after the embedder answered 503.
+    stalled = await startStack(join(repoRoot, '.local/models/test'), {}, { REDIS_URL: proxy.url, SETTLEMENT_TIMEOUT_MS: '500' });
+  });
+  afterAll(async () => {
+    await stalled?.stop();
+    await proxy?.stop();
+  });
+
+  it('every 503 has no usage record and every 200 exactly one, after the held commands land', async () => {
+    const key = orgWithKey(stalled, 'stall-redis');
+    const fault = (async () => {
+      await sleep(1_500);
+      proxy.pause();
+      await sleep(3_000);
+      proxy.resume();
+      await sleep(2_000);
+    })();
+    const outcomes = await loadOn(stalled, key, 4, fault);
+    expect(outcomes.filter((o) => o.status === 503).length).toBeGreaterThan(0);
+    // Give the late commands time to run; their deadlines have passed, so they write nothing.
+    await sleep(1_000);
+    expectUsageExactOn(stalled, key.org, outcomes, 0);
+  });
+});

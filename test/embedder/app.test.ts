@@ -4,11 +4,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
-import { fromBase64 } from '../../embedder/src/encoding.js';
-import { readManifest } from '../../embedder/src/model/manifest.js';
+import { fromBase64 } from '../../embedder/src/http/encoding.js';
+import { readManifest } from '../../contract/model-manifest.js';
 import { loadTokenizer } from '../../embedder/src/model/tokenizer.js';
 import { catalogue } from '../../openapi/problems.js';
-import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+import { testGrant, TEST_MODEL_ID, ensureTestModel, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const FIXED_NOW = 1_767_225_600_123; // 2026-01-01T00:00:00.123Z
@@ -26,7 +26,7 @@ beforeAll(async () => {
 afterAll(async () => embedder?.close());
 
 const post = (payload: unknown, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> =>
-  embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: payload as object, headers: { ...TEST_GRANT, ...headers } });
+  embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: payload as object, headers: { ...testGrant(), ...headers } });
 const embed = (fields: Record<string, unknown>) => post({ model: TEST_MODEL_ID, ...fields });
 /** "a a a …": `n` content tokens, so `n + 2` with [CLS] and [SEP]. */
 const tokens = (n: number): string => Array.from({ length: n }, () => 'a').join(' ');
@@ -56,7 +56,12 @@ describe('POST /v1/embeddings: success', () => {
     const body = res.json();
     expect(Object.keys(body).sort()).toEqual(['created', 'data', 'id', 'model', 'object', 'usage']);
     expect(body.id).toMatch(/^embd-[0-9a-f]{32}$/);
-    expect(body).toMatchObject({ object: 'list', created: 1_767_225_600, model: TEST_MODEL_ID, usage: { prompt_tokens: 4, total_tokens: 4 } });
+    expect(body).toMatchObject({
+      object: 'list',
+      created: 1_767_225_600,
+      model: TEST_MODEL_ID,
+      usage: { prompt_tokens: 4, total_tokens: 4 },
+    });
     expect(body.data).toHaveLength(1);
     expect(body.data[0]).toMatchObject({ object: 'embedding', index: 0 });
     const vector = body.data[0].embedding as number[];
@@ -73,11 +78,14 @@ describe('POST /v1/embeddings: success', () => {
     expect(body.data[0].embedding).not.toEqual(body.data[1].embedding);
     const single = await Promise.all(inputs.map(async (input) => (await embed({ input })).json()));
     expect(body.usage.total_tokens).toBe(single.reduce((n, s) => n + s.usage.total_tokens, 0));
-    single.forEach((s, i) => expectSameVector(s.data[0].embedding, body.data[i].embedding));
+    for (const [i, s] of single.entries()) expectSameVector(s.data[0].embedding, body.data[i].embedding);
   });
 
   it('base64 is the float vector as little-endian float32, 4096 bytes', async () => {
-    const [asFloat, asBase64] = await Promise.all([embed({ input: 'heart attack' }), embed({ input: 'heart attack', encoding_format: 'base64' })]);
+    const [asFloat, asBase64] = await Promise.all([
+      embed({ input: 'heart attack' }),
+      embed({ input: 'heart attack', encoding_format: 'base64' }),
+    ]);
     const text = asBase64.json().data[0].embedding as string;
     expect(Buffer.from(text, 'base64')).toHaveLength(4096);
     expect(Array.from(fromBase64(text))).toEqual(asFloat.json().data[0].embedding);
@@ -85,7 +93,9 @@ describe('POST /v1/embeddings: success', () => {
 
   it('query prepends the instruction (counted in usage); document equals no input_type', async () => {
     const [none, doc, query] = await Promise.all([
-      embed({ input: 'heart attack' }), embed({ input: 'heart attack', input_type: 'document' }), embed({ input: 'heart attack', input_type: 'query' }),
+      embed({ input: 'heart attack' }),
+      embed({ input: 'heart attack', input_type: 'document' }),
+      embed({ input: 'heart attack', input_type: 'query' }),
     ]);
     expect(doc.json().data[0].embedding).toEqual(none.json().data[0].embedding);
     expect(query.json().data[0].embedding).not.toEqual(none.json().data[0].embedding);
@@ -139,8 +149,11 @@ describe('the 512-token limit', () => {
     expect((await embed({ input: tokens(600), truncate_prompt_tokens: 512 })).json().usage.total_tokens).toBe(512);
     expect((await embed({ input: tokens(20), truncate_prompt_tokens: 2 })).json().usage.total_tokens).toBe(2);
     const refusals: Array<[number, string]> = [
-      [513, 'must be -1 or at most 512'], [10_000, 'must be -1 or at most 512'],
-      [0, 'must be -1 or at least 2'], [1, 'must be -1 or at least 2'], [-2, 'must be -1 or at least 2'],
+      [513, 'must be -1 or at most 512'],
+      [10_000, 'must be -1 or at most 512'],
+      [0, 'must be -1 or at least 2'],
+      [1, 'must be -1 or at least 2'],
+      [-2, 'must be -1 or at least 2'],
     ];
     for (const [bad, message] of refusals) {
       const refused = await embed({ input: 'x', truncate_prompt_tokens: bad });
@@ -165,7 +178,7 @@ describe('POST /v1/embeddings: refusals', () => {
     [{ model: TEST_MODEL_ID, input: 'x', input_type: 'passage' }, 'input_type: must be one of query, document'],
     [{ model: TEST_MODEL_ID, input: 'x', encoding_format: 'int8' }, 'encoding_format: must be one of float, base64'],
     [{ model: TEST_MODEL_ID, input: 'x', truncate_prompt_tokens: '-1' }, 'truncate_prompt_tokens: must be an integer'],
-    [{ model: TEST_MODEL_ID, input: 'x', dimensions: 'many' }, 'dimensions: must be an integer'],
+    [{ model: TEST_MODEL_ID, input: 'x', dimensions: 'many' }, 'dimensions: must be an integer or null'],
     [{ model: TEST_MODEL_ID, input: 'x', user: 7 }, 'user: must be a string'],
     [['x'], 'body: must be a JSON object'],
   ];
@@ -177,42 +190,75 @@ describe('POST /v1/embeddings: refusals', () => {
     expect(res.json().error).toMatchObject({ type: 'invalid_request_error', param: detail.split(':')[0], code: 'invalid_body' });
   });
 
-  it('serves only the model authz granted to this request (x-gateway-model), whatever the body says', async () => {
+  it('serves only the model authz granted to this request (the signed grant), whatever the body or other headers say', async () => {
     const body = { model: TEST_MODEL_ID, input: 'x' };
-    const ungranted = await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: body });
-    expectProblem(ungranted, 'model_not_enabled');
-    expectProblem(await post(body, { 'x-gateway-model': 'another-model' }), 'model_not_enabled');
-    expectProblem(await post(body, { 'x-gateway-model': '' }), 'model_not_enabled');
-    // The body is still validated first: a bad body is a 400 whatever the grant.
-    expectProblem(await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: 5, input: 'x' } }), 'invalid_body', 'model');
+    const ungranted = await embedder.app.inject({
+      method: 'POST',
+      url: '/v1/embeddings',
+      payload: body,
+      headers: { 'x-gateway-model': TEST_MODEL_ID },
+    });
+    expectProblem(ungranted, 'invalid_api_key');
+    const granted = (model: string) =>
+      embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: body, headers: testGrant({ model }) });
+    expectProblem(await granted('another-model'), 'model_not_enabled');
+    expectProblem(await granted(''), 'model_not_enabled');
+    // The body is still validated first: a bad body is a 400 whatever the grant says of the model.
+    expectProblem(
+      await embedder.app.inject({
+        method: 'POST',
+        url: '/v1/embeddings',
+        payload: { model: 5, input: 'x' },
+        headers: testGrant({ model: '' }),
+      }),
+      'invalid_body',
+      'model',
+    );
     expect((await post(body)).statusCode).toBe(200);
   });
 
   it.each([
     ['a lone surrogate escape', '{"model":"%M","input":"x\\ud800y"}'],
-    ['1,000-deep nesting in an ignored field', '{"model":"%M","input":"x","extra":' + '['.repeat(1000) + ']'.repeat(1000) + '}'],
+    ['1,000-deep nesting in an ignored field', `{"model":"%M","input":"x","extra":${'['.repeat(1000)}${']'.repeat(1000)}}`],
   ])('refuses a body two JSON parsers read differently: %s → invalid_body naming body', async (_name, text) => {
     const res = await embedder.app.inject({
-      method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json', ...TEST_GRANT }, payload: text.replace('%M', TEST_MODEL_ID),
+      method: 'POST',
+      url: '/v1/embeddings',
+      headers: { 'content-type': 'application/json', ...testGrant() },
+      payload: text.replace('%M', TEST_MODEL_ID),
     });
     expectProblem(res, 'invalid_body', /^body: /);
   });
 
   it('refuses invalid UTF-8 bytes rather than embedding replacement characters', async () => {
     const payload = Buffer.concat([Buffer.from(`{"model":"${TEST_MODEL_ID}","input":"x`), Buffer.from([0xc3, 0x28]), Buffer.from('"}')]);
-    const res = await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json', ...TEST_GRANT }, payload });
+    const res = await embedder.app.inject({
+      method: 'POST',
+      url: '/v1/embeddings',
+      headers: { 'content-type': 'application/json', ...testGrant() },
+      payload,
+    });
     expectProblem(res, 'invalid_body', 'body: must be UTF-8 encoded');
   });
 
   it('dimensions → invalid_request; another model → model_not_enabled', async () => {
     expectProblem(await embed({ input: 'x', dimensions: 1024 }), 'invalid_request', /^dimensions is not supported/);
     expectProblem(await post({ model: 'text-embedding-3-small', input: 'x' }), 'model_not_enabled', 'model');
-    expect((await post({ model: 'text-embedding-3-small', input: 'x' })).json().error).toMatchObject({ type: 'permission_error', param: null });
+    expect((await post({ model: 'text-embedding-3-small', input: 'x' })).json().error).toMatchObject({
+      type: 'permission_error',
+      param: null,
+    });
     expect((await embed({ input: 'x', dimensions: 1024 })).json().error).toMatchObject({ type: 'invalid_request_error', param: null });
   });
 
   it('Content-Type must contain json; others, and a missing one, are invalid_body naming content-type', async () => {
-    const raw = (headers: Record<string, string>, payload?: string) => embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: { ...TEST_GRANT, ...headers }, ...(payload === undefined ? {} : { payload }) });
+    const raw = (headers: Record<string, string>, payload?: string) =>
+      embedder.app.inject({
+        method: 'POST',
+        url: '/v1/embeddings',
+        headers: { ...testGrant(), ...headers },
+        ...(payload === undefined ? {} : { payload }),
+      });
     const json = JSON.stringify({ model: TEST_MODEL_ID, input: 'x' });
     expectProblem(await raw({ 'content-type': 'text/plain' }, json), 'invalid_body', 'content-type');
     expectProblem(await raw({ 'content-type': 'text/plain; note=json' }, json), 'invalid_body', 'content-type');
@@ -223,7 +269,13 @@ describe('POST /v1/embeddings: refusals', () => {
   });
 
   it('invalid JSON and an empty body are invalid_body; the process stays up', async () => {
-    const raw = (payload: string) => embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json' }, payload });
+    const raw = (payload: string) =>
+      embedder.app.inject({
+        method: 'POST',
+        url: '/v1/embeddings',
+        headers: { 'content-type': 'application/json', ...testGrant() },
+        payload,
+      });
     expectProblem(await raw('{"model": '), 'invalid_body', 'body: must be valid JSON');
     expect((await raw('{"model": ')).json().error.param).toBe('body');
     expectProblem(await raw(''), 'invalid_body', 'body');
@@ -232,11 +284,24 @@ describe('POST /v1/embeddings: refusals', () => {
 
   it('a body over 1 MiB is 413 payload_too_large; exactly 1 MiB is read', async () => {
     const over = JSON.stringify({ model: TEST_MODEL_ID, input: 'a'.repeat(1_048_576) });
-    expectProblem(await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json' }, payload: over }), 'payload_too_large');
+    expectProblem(
+      await embedder.app.inject({
+        method: 'POST',
+        url: '/v1/embeddings',
+        headers: { 'content-type': 'application/json', ...testGrant() },
+        payload: over,
+      }),
+      'payload_too_large',
+    );
     const skeleton = JSON.stringify({ model: TEST_MODEL_ID, input: '' });
     const exact = JSON.stringify({ model: TEST_MODEL_ID, input: 'a'.repeat(1_048_576 - skeleton.length) });
     expect(Buffer.byteLength(exact)).toBe(1_048_576);
-    const res = await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json', ...TEST_GRANT }, payload: exact });
+    const res = await embedder.app.inject({
+      method: 'POST',
+      url: '/v1/embeddings',
+      headers: { 'content-type': 'application/json', ...testGrant() },
+      payload: exact,
+    });
     expect(res.statusCode).toBe(200); // one over-long word: a single [UNK] token
   });
 });
@@ -254,7 +319,12 @@ describe('paths, methods, headers', () => {
     const wrong = await embedder.app.inject({ method: 'GET', url: '/v1/embeddings' });
     expectProblem(wrong, 'method_not_allowed');
     expect(wrong.headers.allow).toBe('POST');
-    const put = await embedder.app.inject({ method: 'PUT', url: '/v1/embeddings', headers: { 'content-type': 'text/plain' }, payload: 'x' });
+    const put = await embedder.app.inject({
+      method: 'PUT',
+      url: '/v1/embeddings',
+      headers: { 'content-type': 'text/plain' },
+      payload: 'x',
+    });
     expectProblem(put, 'method_not_allowed');
     for (const method of ['POST', 'DELETE', 'HEAD'] as const) {
       const res = await embedder.app.inject({ method, url: '/health' });

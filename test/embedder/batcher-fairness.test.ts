@@ -4,12 +4,17 @@
  * Tags: tenant A's rows are 1000+i, B's 2000+i, C's 3000+i.
  */
 import { describe, expect, it } from 'vitest';
-import { Batcher, type BatchLimits, type SubmitOutcome } from '../../embedder/src/batcher.js';
+import { Batcher, type BatchLimits, type SubmitOutcome } from '../../embedder/src/core/batcher.js';
 import { atOnce, fakeModel, row, tags } from '../support/fake-model.js';
 
 // A budget of 40 padded tokens and 4 inputs a batch; shares large unless a test narrows them.
 const LIMITS: BatchLimits = {
-  maxBatchTokens: 40, maxBatchSize: 4, maxQueueInputs: 1000, maxQueueTokens: 100_000, maxTenantInputs: 500, maxTenantTokens: 50_000,
+  maxBatchTokens: 40,
+  maxBatchSize: 4,
+  maxQueueInputs: 1000,
+  maxQueueTokens: 100_000,
+  maxTenantInputs: 500,
+  maxTenantTokens: 50_000,
 };
 
 const rows = (base: number, count: number, length: number): number[][] => Array.from({ length: count }, (_, i) => row(base + i, length));

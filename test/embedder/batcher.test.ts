@@ -1,10 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { selectBatch } from '../../embedder/src/batch-selection.js';
-import { Batcher, type BatchLimits, type BatchStats } from '../../embedder/src/batcher.js';
+import { selectBatch } from '../../embedder/src/core/batch-selection.js';
+import { Batcher, type BatchLimits, type BatchStats } from '../../embedder/src/core/batcher.js';
 import { fakeModel, row, tags } from '../support/fake-model.js';
 
 // One tenant throughout this file, so its share is the whole queue; batcher-fairness.test.ts has several.
-const LIMITS: BatchLimits = { maxBatchTokens: 40, maxBatchSize: 4, maxQueueInputs: 12, maxQueueTokens: 200, maxTenantInputs: 12, maxTenantTokens: 200 };
+const LIMITS: BatchLimits = {
+  maxBatchTokens: 40,
+  maxBatchSize: 4,
+  maxQueueInputs: 12,
+  maxQueueTokens: 200,
+  maxTenantInputs: 12,
+  maxTenantTokens: 200,
+};
 
 describe('selectBatch', () => {
   it('always takes the oldest input and then the closest lengths within the padded budget', () => {
@@ -14,7 +21,10 @@ describe('selectBatch', () => {
 
   it('respects the size cap and the budget, never exceeding longest × count', () => {
     const lengths = [5, 5, 5, 5, 5, 5, 20, 1];
-    for (const limits of [{ maxBatchTokens: 1000, maxBatchSize: 3 }, { maxBatchTokens: 24, maxBatchSize: 10 }]) {
+    for (const limits of [
+      { maxBatchTokens: 1000, maxBatchSize: 3 },
+      { maxBatchTokens: 24, maxBatchSize: 10 },
+    ]) {
       const picked = selectBatch(lengths, limits);
       const longest = Math.max(...picked.map((i) => lengths[i]!));
       expect(picked[0]).toBe(0);
@@ -50,7 +60,10 @@ describe('Batcher', () => {
     const model = fakeModel();
     const batcher = new Batcher(model.embed, LIMITS);
     const lengths = [3, 10, 3, 10, 3, 10, 3, 10, 3];
-    const outcome = batcher.submit('org', lengths.map((len, i) => row(100 + i, len)));
+    const outcome = batcher.submit(
+      'org',
+      lengths.map((len, i) => row(100 + i, len)),
+    );
     for (let released = 0; released < model.calls.length; released++) await model.release();
     expect(model.calls.length).toBeGreaterThan(1);
     for (const call of model.calls) {
@@ -131,7 +144,10 @@ describe('Batcher', () => {
     await model.release(new Error('boom'));
     expect((await first).ok).toBe(true);
     await secondFails;
-    expect(reports.map(({ size, paddedTokens }) => ({ size, paddedTokens }))).toEqual([{ size: 1, paddedTokens: 5 }, { size: 3, paddedTokens: 27 }]);
+    expect(reports.map(({ size, paddedTokens }) => ({ size, paddedTokens }))).toEqual([
+      { size: 1, paddedTokens: 5 },
+      { size: 3, paddedTokens: 27 },
+    ]);
     for (const { seconds } of reports) expect(seconds).toBeGreaterThanOrEqual(0);
   });
 });

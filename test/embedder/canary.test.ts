@@ -1,6 +1,13 @@
 /** Clinical text must never reach a log line, an error body or /metrics: a canary sentence proves it. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TEST_MODEL_ID, captureLogs, ensureTestModel, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+import {
+  TEST_MODEL_ID,
+  captureLogs,
+  ensureTestModel,
+  scrapeMetrics,
+  startTestEmbedder,
+  type TestEmbedder,
+} from '../support/embedder-app.js';
 
 const CANARY = 'Canary patient Zebulon Quackenbush has xylophonitis';
 let embedder: TestEmbedder;
@@ -36,7 +43,9 @@ describe('canary', () => {
     const bodies: string[] = [];
     for (const r of requests) {
       const res = await embedder.app.inject({
-        method: r.method ?? 'POST', url: r.url ?? '/v1/embeddings', ...(r.payload === undefined ? {} : { payload: r.payload }),
+        method: r.method ?? 'POST',
+        url: r.url ?? '/v1/embeddings',
+        ...(r.payload === undefined ? {} : { payload: r.payload }),
         // Headers too: a client may put anything in them.
         headers: { 'content-type': r.contentType ?? 'application/json', 'user-agent': CANARY, 'x-clinical-note': CANARY },
       });

@@ -1,13 +1,24 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../embedder/src/config.js';
 
+/** What every embedder must be given: the grant secret it shares with authz (none exists under .local/ in CI). */
+const GRANT = { GRANT_SECRET: 'embedder-config-test-grant-secret-0123456789', REDIS_URL_FILE: '/nonexistent/redis-url' };
+
 describe('embedder config', () => {
   it('has the agreed defaults and is frozen', () => {
-    const config = loadConfig({});
+    const config = loadConfig(GRANT);
     expect(config).toMatchObject({
-      host: '127.0.0.1', port: 8081, modelId: undefined, batchMaxTokens: 2_048, batchMaxSize: 32,
-      queueMaxInputs: 4_000, queueMaxTokens: 2_097_152, queueTenantMaxInputs: 1_000, queueTenantMaxTokens: 524_288,
-      retryAfterSeconds: 1, logLevel: 'info',
+      host: '127.0.0.1',
+      port: 8081,
+      modelId: undefined,
+      batchMaxTokens: 2_048,
+      batchMaxSize: 32,
+      queueMaxInputs: 4_000,
+      queueMaxTokens: 2_097_152,
+      queueTenantMaxInputs: 1_000,
+      queueTenantMaxTokens: 524_288,
+      retryAfterSeconds: 1,
+      logLevel: 'info',
     });
     // One organization's share holds one request of 1,000 inputs × 512 tokens, and leaves room for others.
     expect(config.queueTenantMaxInputs).toBeGreaterThanOrEqual(1_000);
@@ -21,29 +32,88 @@ describe('embedder config', () => {
 
   it('reads every variable', () => {
     const config = loadConfig({
-      EMBEDDER_HOST: '0.0.0.0', EMBEDDER_PORT: '0', MODEL_DIR: '/m', MODEL_ID: 'served', ORT_INTRA_OP_THREADS: '1',
-      BATCH_MAX_TOKENS: '4096', BATCH_MAX_SIZE: '8', QUEUE_MAX_INPUTS: '100', QUEUE_MAX_TOKENS: '9000',
-      QUEUE_TENANT_MAX_INPUTS: '50', QUEUE_TENANT_MAX_TOKENS: '4000',
-      RETRY_AFTER_SECONDS: '3', LOG_LEVEL: 'warn', AUTHZ_ADDRESS: 'authz:9191', ADMISSION_TIMEOUT_MS: '250', ADMISSION_RECORD_ATTEMPTS: '5',
+      ...GRANT,
+      REDIS_URL: 'redis://redis:6379',
+      REDIS_KEY_PREFIX: 'p:',
+      REDIS_USERNAME: 'ctg-embedder',
+      REDIS_PASSWORD: 'pw',
+      SETTLEMENT_TIMEOUT_MS: '250',
+      EMBEDDER_HOST: '0.0.0.0',
+      EMBEDDER_PORT: '0',
+      MODEL_DIR: '/m',
+      MODEL_ID: 'served',
+      ORT_INTRA_OP_THREADS: '1',
+      BATCH_MAX_TOKENS: '4096',
+      BATCH_MAX_SIZE: '8',
+      QUEUE_MAX_INPUTS: '100',
+      QUEUE_MAX_TOKENS: '9000',
+      QUEUE_TENANT_MAX_INPUTS: '50',
+      QUEUE_TENANT_MAX_TOKENS: '4000',
+      RETRY_AFTER_SECONDS: '3',
+      LOG_LEVEL: 'warn',
     });
     expect(config).toEqual({
-      host: '0.0.0.0', port: 0, modelDir: '/m', modelId: 'served', ortIntraOpThreads: 1, batchMaxTokens: 4096,
-      batchMaxSize: 8, queueMaxInputs: 100, queueMaxTokens: 9000,
-      queueTenantMaxInputs: 50, queueTenantMaxTokens: 4000, retryAfterSeconds: 3, logLevel: 'warn',
-      authzAddress: 'authz:9191', admissionTimeoutMs: 250, admissionRecordAttempts: 5, drainSeconds: 600,
+      host: '0.0.0.0',
+      port: 0,
+      modelDir: '/m',
+      modelId: 'served',
+      ortIntraOpThreads: 1,
+      batchMaxTokens: 4096,
+      batchMaxSize: 8,
+      queueMaxInputs: 100,
+      queueMaxTokens: 9000,
+      queueTenantMaxInputs: 50,
+      queueTenantMaxTokens: 4000,
+      retryAfterSeconds: 3,
+      logLevel: 'warn',
+      grantSecret: GRANT.GRANT_SECRET,
+      settlementTimeoutMs: 250,
+      drainSeconds: 600,
+      otlpEndpoint: undefined,
+      redis: {
+        url: 'redis://redis:6379',
+        sentinels: [],
+        sentinelName: 'ctg',
+        prefix: 'p:',
+        timeoutMs: 500,
+        username: 'ctg-embedder',
+        password: 'pw',
+      },
     });
   });
 
   it('names every bad variable in one error', () => {
     let message = '';
     try {
-      loadConfig({ EMBEDDER_PORT: '70000', BATCH_MAX_TOKENS: '100', BATCH_MAX_SIZE: 'x', QUEUE_MAX_INPUTS: '-1', QUEUE_TENANT_MAX_TOKENS: '0', LOG_LEVEL: 'loud' });
+      loadConfig({
+        ...GRANT,
+        EMBEDDER_PORT: '70000',
+        BATCH_MAX_TOKENS: '100',
+        BATCH_MAX_SIZE: 'x',
+        QUEUE_MAX_INPUTS: '-1',
+        QUEUE_TENANT_MAX_TOKENS: '0',
+        LOG_LEVEL: 'loud',
+      });
     } catch (err) {
       message = (err as Error).message;
     }
-    for (const name of ['EMBEDDER_PORT', 'BATCH_MAX_TOKENS', 'BATCH_MAX_SIZE', 'QUEUE_MAX_INPUTS', 'QUEUE_TENANT_MAX_TOKENS', 'LOG_LEVEL']) {
+    for (const name of [
+      'EMBEDDER_PORT',
+      'BATCH_MAX_TOKENS',
+      'BATCH_MAX_SIZE',
+      'QUEUE_MAX_INPUTS',
+      'QUEUE_TENANT_MAX_TOKENS',
+      'LOG_LEVEL',
+    ]) {
       expect(message).toContain(name);
     }
     expect(message).not.toContain('QUEUE_MAX_TOKENS');
+  });
+
+  it('needs the grant secret it shares with authz, at least 32 characters', () => {
+    expect(() => loadConfig({ REDIS_URL_FILE: '/nonexistent', GRANT_SECRET_FILE: '/nonexistent/grant-secret' })).toThrow(
+      /GRANT_SECRET \/ GRANT_SECRET_FILE/,
+    );
+    expect(() => loadConfig({ GRANT_SECRET: 'short' })).toThrow(/GRANT_SECRET: must hold a secret of at least 32 characters/);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { encodeVector, fromBase64, toBase64 } from '../../embedder/src/encoding.js';
-import { renderEmbeddingResponse } from '../../embedder/src/response-body.js';
+import { encodeVector, fromBase64, toBase64 } from '../../embedder/src/http/encoding.js';
+import { renderEmbeddingResponse } from '../../embedder/src/http/response-body.js';
 
 describe('vector encoding', () => {
   it('base64 is little-endian float32, 4096 bytes for 1024 values', () => {
@@ -32,7 +32,10 @@ describe('vector encoding', () => {
     for (const format of ['float', 'base64'] as const) {
       const text = await renderEmbeddingResponse(head, vectors, format);
       const expected = {
-        id: 'embd-0', object: 'list', created: 1, model: 'm',
+        id: 'embd-0',
+        object: 'list',
+        created: 1,
+        model: 'm',
         data: vectors.map((v, index) => ({ object: 'embedding', index, embedding: encodeVector(v, format) })),
         usage: head.usage,
       };

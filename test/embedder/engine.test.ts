@@ -3,39 +3,72 @@
  * event loop staying free while a large request is tokenized and embedded.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createAdmissionClient } from '../../embedder/src/admission-client.js';
-import { buildApp } from '../../embedder/src/app.js';
-import { createEngine } from '../../embedder/src/engine.js';
-import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
-import { readManifest } from '../../embedder/src/model/manifest.js';
+import { openSettlementStore } from '../../embedder/src/settlement/store.js';
+import { TEST_GRANT_SECRET } from '../support/settlement.js';
+import { buildApp } from '../../embedder/src/http/app.js';
+import { createEngine } from '../../embedder/src/core/engine.js';
+import { createEmbedderMetrics } from '../../embedder/src/telemetry/metrics.js';
+import { readManifest } from '../../contract/model-manifest.js';
 import { loadTokenizer } from '../../embedder/src/model/tokenizer.js';
-import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, metricValue, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+import {
+  testGrant,
+  TEST_MODEL_ID,
+  ensureTestModel,
+  metricValue,
+  scrapeMetrics,
+  startTestEmbedder,
+  type TestEmbedder,
+} from '../support/embedder-app.js';
 
 const post = (embedder: TestEmbedder, input: string[]) =>
-  embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: TEST_GRANT, payload: { model: TEST_MODEL_ID, input, encoding_format: 'base64' } });
+  embedder.app.inject({
+    method: 'POST',
+    url: '/v1/embeddings',
+    headers: testGrant(),
+    payload: { model: TEST_MODEL_ID, input, encoding_format: 'base64' },
+  });
 
 describe('before the model is loaded', () => {
   it('/health is ok, /ready and /v1/embeddings are 503 model_not_ready with retry-after', async () => {
     const dir = ensureTestModel();
     const engine = createEngine({
-      modelId: TEST_MODEL_ID, manifest: readManifest(dir), tokenizer: loadTokenizer(dir),
-      embedRows: async () => { throw new Error('a model that is still loading is never called'); },
-      limits: { maxBatchTokens: 16_384, maxBatchSize: 32, maxQueueInputs: 100, maxQueueTokens: 10_000, maxTenantInputs: 100, maxTenantTokens: 10_000 },
+      modelId: TEST_MODEL_ID,
+      manifest: readManifest(dir),
+      tokenizer: loadTokenizer(dir),
+      embedRows: async () => {
+        throw new Error('a model that is still loading is never called');
+      },
+      limits: {
+        maxBatchTokens: 16_384,
+        maxBatchSize: 32,
+        maxQueueInputs: 100,
+        maxQueueTokens: 10_000,
+        maxTenantInputs: 100,
+        maxTenantTokens: 10_000,
+      },
       isReady: () => false,
     });
     // Never called: a model that is not ready refuses before any token is counted.
-    const admission = createAdmissionClient({ address: '127.0.0.1:1', timeoutMs: 100, recordAttempts: 1 });
-    const app = buildApp({ config: { logLevel: 'silent', retryAfterSeconds: 7 }, engine, metrics: createEmbedderMetrics(), admission });
+    const settlement = openSettlementStore({ url: 'redis://127.0.0.1:1', prefix: 'never:', timeoutMs: 100 });
+    const config = {
+      logLevel: 'silent',
+      retryAfterSeconds: 7,
+      grantSecret: TEST_GRANT_SECRET,
+      settlementTimeoutMs: 100,
+      metricsToken: undefined,
+    } as const;
+    const app = buildApp({ config, engine, metrics: createEmbedderMetrics(), settlement });
     expect((await app.inject({ method: 'GET', url: '/health' })).json()).toEqual({ status: 'ok' });
     for (const res of [
       await app.inject({ method: 'GET', url: '/ready' }),
-      await app.inject({ method: 'POST', url: '/v1/embeddings', headers: TEST_GRANT, payload: { model: TEST_MODEL_ID, input: 'x' } }),
+      await app.inject({ method: 'POST', url: '/v1/embeddings', headers: testGrant(), payload: { model: TEST_MODEL_ID, input: 'x' } }),
     ]) {
       expect(res.statusCode).toBe(503);
       expect(res.json().code).toBe('model_not_ready');
       expect(res.headers['retry-after']).toBe('7');
     }
     await app.close();
+    settlement.close();
   });
 });
 
@@ -50,7 +83,10 @@ describe('with a small queue', () => {
 
   it('a full queue answers 503 overloaded with retry-after, and serves again once drained', async () => {
     // Admitted although over the bound, because the queue was empty; one input a batch keeps it queued.
-    const busy = post(embedder, Array.from({ length: 200 }, (_, i) => `note ${i}`)).then((res) => res);
+    const busy = post(
+      embedder,
+      Array.from({ length: 200 }, (_, i) => `note ${i}`),
+    ).then((res) => res);
     // Read through the queue gauges, which proves they follow the batcher.
     await vi.waitFor(async () => {
       const exposition = await scrapeMetrics(embedder.app);
@@ -68,7 +104,6 @@ describe('with a small queue', () => {
     expect(metricValue(after, 'embedder_queue_inputs')).toBe(0);
     expect(metricValue(after, 'embedder_queue_tokens')).toBe(0);
   });
-
 });
 
 describe('under a maximal request', () => {

@@ -3,8 +3,8 @@
  * longer parses bodies), so every way two JSON parsers commonly disagree is refused here.
  */
 import { describe, expect, it } from 'vitest';
-import { ProblemError } from '../../embedder/src/errors.js';
-import { MAX_JSON_DEPTH, nestingDepth, parseJsonBody } from '../../embedder/src/json-body.js';
+import { ProblemError } from '../../openapi/problems.js';
+import { MAX_JSON_DEPTH, nestingDepth, parseJsonBody } from '../../embedder/src/http/json-body.js';
 
 const parse = (text: string | Buffer) => parseJsonBody(typeof text === 'string' ? Buffer.from(text, 'utf8') : text);
 
@@ -39,11 +39,13 @@ describe('parseJsonBody', () => {
     const bytes = Buffer.concat([Buffer.from('{"model":"m","input":"x'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]);
     expect(refusal(bytes).detail).toBe('body: must be UTF-8 encoded');
     // An encoded surrogate (CESU-8 style) is not UTF-8 either.
-    expect(refusal(Buffer.concat([Buffer.from('{"input":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])).detail).toBe('body: must be UTF-8 encoded');
+    expect(refusal(Buffer.concat([Buffer.from('{"input":"'), Buffer.from([0xed, 0xa0, 0x80]), Buffer.from('"}')])).detail).toBe(
+      'body: must be UTF-8 encoded',
+    );
   });
 
   it(`refuses nesting deeper than ${MAX_JSON_DEPTH} levels anywhere, ignored fields included`, () => {
-    const deep = (n: number) => '{"model":"m","input":"x","extra":' + '['.repeat(n) + ']'.repeat(n) + '}';
+    const deep = (n: number) => `{"model":"m","input":"x","extra":${'['.repeat(n)}${']'.repeat(n)}}`;
     expect(parse(deep(MAX_JSON_DEPTH - 1))).toMatchObject({ model: 'm' });
     expect(refusal(deep(MAX_JSON_DEPTH)).detail).toMatch(/^body: must not nest deeper/);
     expect(refusal(deep(1000)).code).toBe('invalid_body');

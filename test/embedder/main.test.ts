@@ -2,12 +2,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, startTestAuthz } from '../support/embedder-app.js';
+import { testGrant, TEST_MODEL_ID, ensureTestModel, startTestAuthz } from '../support/embedder-app.js';
 import type { RunningAuthz } from '../support/grpc-authz.js';
+import { TEST_REDIS_URL } from '../support/redis-store.js';
+import { TEST_GRANT_SECRET } from '../support/settlement.js';
 
 function startEmbedder(env: Record<string, string>): { child: ChildProcess; output: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', 'embedder/src/main.ts'], {
-    env: { ...process.env, EMBEDDER_HOST: '127.0.0.1', EMBEDDER_PORT: '0', ...env },
+    env: { ...process.env, EMBEDDER_HOST: '127.0.0.1', EMBEDDER_PORT: '0', GRANT_SECRET: TEST_GRANT_SECRET, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -22,12 +24,20 @@ describe('embedder process', () => {
   let base = '';
   beforeAll(async () => {
     authz = await startTestAuthz();
-    proc = startEmbedder({ MODEL_DIR: ensureTestModel(), LOG_LEVEL: 'info', AUTHZ_ADDRESS: authz.address });
-    await vi.waitFor(() => {
-      const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(proc.output());
-      if (!match) throw new Error('not listening yet');
-      base = match[1]!;
-    }, { timeout: 60_000, interval: 100 });
+    proc = startEmbedder({
+      MODEL_DIR: ensureTestModel(),
+      LOG_LEVEL: 'info',
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: authz.store.connection.keys.prefix,
+    });
+    await vi.waitFor(
+      () => {
+        const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(proc.output());
+        if (!match) throw new Error('not listening yet');
+        base = match[1]!;
+      },
+      { timeout: 60_000, interval: 100 },
+    );
   });
   afterAll(async () => {
     if (proc.child.exitCode === null) proc.child.kill('SIGKILL');
@@ -42,7 +52,7 @@ describe('embedder process', () => {
     await vi.waitFor(async () => expect((await fetch(`${base}/ready`)).status).toBe(200), { timeout: 60_000, interval: 100 });
     const res = await fetch(`${base}/v1/embeddings`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-request-id': 'proc-1', ...TEST_GRANT },
+      headers: { 'content-type': 'application/json', 'x-request-id': 'proc-1', ...testGrant() },
       body: JSON.stringify({ model: TEST_MODEL_ID, input: ['heart attack', 'fractured femur'] }),
     });
     expect(res.status).toBe(200);

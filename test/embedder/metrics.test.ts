@@ -3,8 +3,17 @@
  * by exactly what the requests did, and the label mapping never takes request content.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createEmbedderMetrics, methodLabel, requestLabels, routeLabel } from '../../embedder/src/metrics.js';
-import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, metricValue, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+import { createEmbedderMetrics, methodLabel, requestLabels, routeLabel } from '../../embedder/src/telemetry/metrics.js';
+import {
+  testGrant,
+  TEST_MODEL_ID,
+  ensureTestModel,
+  metricValue,
+  scrapeMetrics,
+  startTestEmbedder,
+  TEST_METRICS_TOKEN,
+  type TestEmbedder,
+} from '../support/embedder-app.js';
 
 describe('label mapping', () => {
   it('routes are templates in OpenAPI style; no route is "unmatched"', () => {
@@ -21,10 +30,18 @@ describe('label mapping', () => {
   });
 
   it('requestLabels: code is "" on success, the catalogue code otherwise', () => {
-    expect(requestLabels({ route: '/v1/embeddings', method: 'POST', status: 200, seconds: 0.01, inputs: 2, tokens: 8 }))
-      .toEqual({ route: '/v1/embeddings', method: 'POST', status: '200', code: '' });
-    expect(requestLabels({ route: undefined, method: 'GET', status: 404, seconds: 0, code: 'not_found' }))
-      .toEqual({ route: 'unmatched', method: 'GET', status: '404', code: 'not_found' });
+    expect(requestLabels({ route: '/v1/embeddings', method: 'POST', status: 200, seconds: 0.01, inputs: 2, tokens: 8 })).toEqual({
+      route: '/v1/embeddings',
+      method: 'POST',
+      status: '200',
+      code: '',
+    });
+    expect(requestLabels({ route: undefined, method: 'GET', status: 404, seconds: 0, code: 'not_found' })).toEqual({
+      route: 'unmatched',
+      method: 'GET',
+      status: '404',
+      code: 'not_found',
+    });
   });
 
   it('each set of metrics has its own registry', async () => {
@@ -67,8 +84,21 @@ describe('GET /metrics', () => {
   const key = (name: string, labels: Record<string, string>) => `${name}${JSON.stringify(labels)}`;
   const read = (exposition: string) => expected.map(([name, labels]) => metricValue(exposition, name, labels) ?? 0);
 
+  it('answers only with the metrics token: 401 without it or with another', async () => {
+    for (const headers of [
+      {},
+      { authorization: 'Bearer another-token-of-enough-length-0123456789' },
+      { authorization: TEST_METRICS_TOKEN },
+    ]) {
+      const res = await embedder.app.inject({ method: 'GET', url: '/metrics', headers });
+      expect(res.statusCode).toBe(401);
+      expect(res.headers['www-authenticate']).toBe('Bearer');
+      expect(res.body).not.toContain('embedder_');
+    }
+  });
+
   it('answers the registry content type, with Node process metrics', async () => {
-    const res = await embedder.app.inject({ method: 'GET', url: '/metrics' });
+    const res = await embedder.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-type']).toBe(createEmbedderMetrics().contentType);
     expect(res.body).toContain('# TYPE embedder_requests_total counter');
@@ -79,9 +109,23 @@ describe('GET /metrics', () => {
   it('moves by exactly what an ok, an invalid_body and a 404 request did', async () => {
     const before = read(await scrapeMetrics(embedder.app));
     // "heart attack" is 4 tokens with [CLS] and [SEP]; two of them go to the model as one batch.
-    const res = await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', headers: TEST_GRANT, payload: { model: TEST_MODEL_ID, input: ['heart attack', 'heart attack'] } });
+    const res = await embedder.app.inject({
+      method: 'POST',
+      url: '/v1/embeddings',
+      headers: testGrant(),
+      payload: { model: TEST_MODEL_ID, input: ['heart attack', 'heart attack'] },
+    });
     expect(res.statusCode).toBe(200);
-    expect((await embedder.app.inject({ method: 'POST', url: '/v1/embeddings', payload: { model: TEST_MODEL_ID, input: '' } })).statusCode).toBe(400);
+    expect(
+      (
+        await embedder.app.inject({
+          method: 'POST',
+          url: '/v1/embeddings',
+          headers: testGrant(),
+          payload: { model: TEST_MODEL_ID, input: '' },
+        })
+      ).statusCode,
+    ).toBe(400);
     expect((await embedder.app.inject({ method: 'GET', url: '/v1/nowhere/else?x=1' })).statusCode).toBe(404);
     const after = read(await scrapeMetrics(embedder.app));
     const moved = Object.fromEntries(expected.map(([name, labels], i) => [key(name, labels), after[i]! - before[i]!]));

@@ -1,7 +1,7 @@
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { openapiDocument } from '../../openapi/document.js';
-import { documentedOperations, registerOperations } from '../../embedder/src/openapi-routes.js';
+import { documentedOperations, registerOperations } from '../../embedder/src/http/openapi-routes.js';
 import { inlineRefs } from '../../openapi/refs.js';
 
 describe('routes from the OpenAPI document', () => {
@@ -27,6 +27,8 @@ describe('routes from the OpenAPI document', () => {
   it('refuses a handler set that does not match the operationIds', () => {
     const handler = async () => ({});
     expect(() => registerOperations(Fastify(), { getHealth: handler })).toThrow(/missing \[createEmbeddings\]/);
-    expect(() => registerOperations(Fastify(), { getHealth: handler, createEmbeddings: handler, extra: handler })).toThrow(/unknown \[extra\]/);
+    expect(() => registerOperations(Fastify(), { getHealth: handler, createEmbeddings: handler, extra: handler })).toThrow(
+      /unknown \[extra\]/,
+    );
   });
 });

@@ -8,7 +8,9 @@ const row = (v: Float32Array, i: number, width: number): Float32Array => v.subar
 // batch 2, seq 3, hidden 2; row 1 has length 2 (its position 2 is padding and must be ignored).
 const state = {
   data: Float32Array.from([3, 4, 1, 0, 0, 1, /* row 1 */ 0, 2, 2, 0, 100, 100]),
-  batch: 2, seq: 3, hidden: 2,
+  batch: 2,
+  seq: 3,
+  hidden: 2,
 };
 
 describe('pooling', () => {

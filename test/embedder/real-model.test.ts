@@ -5,8 +5,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readManifest } from '../../embedder/src/model/manifest.js';
-import { DEFAULT_MODEL_DIR, TEST_GRANT, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+import { readManifest } from '../../contract/model-manifest.js';
+import { DEFAULT_MODEL_DIR, testGrant, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
 
 let embedder: TestEmbedder;
 const dot = (a: number[], b: number[]): number => a.reduce((s, x, i) => s + x * b[i]!, 0);
@@ -23,7 +23,9 @@ afterAll(async () => embedder?.close());
 
 async function vectors(input: string[], inputType?: 'query' | 'document'): Promise<number[][]> {
   const res = await embedder.app.inject({
-    method: 'POST', url: '/v1/embeddings', headers: { ...TEST_GRANT, 'x-gateway-model': embedder.engine.modelId },
+    method: 'POST',
+    url: '/v1/embeddings',
+    headers: testGrant({ model: embedder.engine.modelId }),
     payload: { model: embedder.engine.modelId, input, ...(inputType ? { input_type: inputType } : {}) },
   });
   expect(res.statusCode).toBe(200);

@@ -4,24 +4,37 @@
  * share, and every 200 carries the timing headers.
  */
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { timingHeaders } from '../../embedder/src/timing-headers.js';
+import { timingHeaders } from '../../embedder/src/http/timing-headers.js';
 import { addKey, addOrg } from '../authz/fixtures.js';
-import { TEST_GRANT, TEST_MODEL_ID, ensureTestModel, metricValue, scrapeMetrics, startTestEmbedder, type TestEmbedder } from '../support/embedder-app.js';
+import {
+  testGrant,
+  TEST_MODEL_ID,
+  ensureTestModel,
+  metricValue,
+  scrapeMetrics,
+  startTestEmbedder,
+  type TestEmbedder,
+} from '../support/embedder-app.js';
 
-/** A second organization beside TEST_GRANT's, with its own key. */
+/** A second organization beside testGrant's, with its own key. */
 const SMALL_ORG = 'org-small';
-const SMALL_GRANT = { ...TEST_GRANT, 'x-gateway-org-id': SMALL_ORG, 'x-gateway-key-id': 'SMALLKEYIDAA' };
+const SMALL_KEY = 'SMALLKEYIDAA';
+const smallGrant = () => testGrant({ org: SMALL_ORG, key: SMALL_KEY });
 
 const post = (embedder: TestEmbedder, grant: Record<string, string>, input: string[]) =>
   embedder.app.inject({
-    method: 'POST', url: '/v1/embeddings', headers: grant,
+    method: 'POST',
+    url: '/v1/embeddings',
+    headers: grant,
     payload: { model: TEST_MODEL_ID, input, encoding_format: 'base64' },
   });
 
 describe('timingHeaders', () => {
   it('writes whole, non-negative milliseconds', () => {
     expect(timingHeaders({ tokenizeMs: 0.4, queueMs: 12.5, inferenceMs: 1234.49 })).toEqual({
-      'x-tokenization-time': '0', 'x-queue-time': '13', 'x-inference-time': '1234',
+      'x-tokenization-time': '0',
+      'x-queue-time': '13',
+      'x-inference-time': '1234',
     });
     expect(timingHeaders({ tokenizeMs: -0.2, queueMs: 0, inferenceMs: 0 })['x-tokenization-time']).toBe('0');
   });
@@ -35,26 +48,30 @@ describe('two organizations, one model', () => {
       env: { BATCH_MAX_SIZE: '1', QUEUE_TENANT_MAX_INPUTS: '10', RETRY_AFTER_SECONDS: '3' },
     });
     await addOrg(embedder.authz.store, SMALL_ORG);
-    await addKey(embedder.authz.store, SMALL_ORG, { id: SMALL_GRANT['x-gateway-key-id'] });
+    await addKey(embedder.authz.store, SMALL_ORG, { id: SMALL_KEY });
   });
   afterAll(async () => embedder?.close());
 
   it("serves another organization's small request before a large backlog, and refuses only the organization past its share", async () => {
     let bigDone = false;
     // Over the share of 10, admitted because the organization had nothing queued.
-    const big = post(embedder, TEST_GRANT, Array.from({ length: 300 }, (_, i) => `note ${i}`)).then((res) => {
+    const big = post(
+      embedder,
+      testGrant(),
+      Array.from({ length: 300 }, (_, i) => `note ${i}`),
+    ).then((res) => {
       bigDone = true;
       return res;
     });
     await vi.waitFor(async () => {
       expect(metricValue(await scrapeMetrics(embedder.app), 'embedder_queue_inputs')).toBeGreaterThan(10);
     });
-    const refused = await post(embedder, TEST_GRANT, ['one more']);
+    const refused = await post(embedder, testGrant(), ['one more']);
     expect(refused.statusCode).toBe(503);
     expect(refused.json()).toMatchObject({ code: 'overloaded' });
     expect(refused.headers['retry-after']).toBe('3');
 
-    const small = await post(embedder, SMALL_GRANT, ['Patient denies chest pain.']);
+    const small = await post(embedder, smallGrant(), ['Patient denies chest pain.']);
     expect(small.statusCode).toBe(200);
     expect(bigDone).toBe(false); // served within a batch or two, not after the 300-input backlog
     for (const name of ['x-tokenization-time', 'x-queue-time', 'x-inference-time']) {

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadTokenizer, specialTokenLayout, type ModelTokenizer } from '../../embedder/src/model/tokenizer.js';
-import { admitInput, contextLengthMessage, instructed, truncateIds, truncationPolicy } from '../../embedder/src/tokens.js';
+import { admitInput, contextLengthMessage, instructed, truncateIds, truncationPolicy } from '../../embedder/src/core/tokens.js';
 import { ensureTestModel } from '../support/embedder-app.js';
 
 const CLS = 101;
@@ -14,7 +14,11 @@ describe('truncation policy (truncate_prompt_tokens)', () => {
     expect(truncationPolicy(512, 512)).toEqual({ ok: true, policy: { kind: 'keep', tokens: 512 } });
     // The schema's rule (-1, or 2..512) and nothing else; a shorter model narrows the range.
     for (const bad of [0, 1, -2, -100, 513, 2.5]) {
-      expect(truncationPolicy(bad, 512)).toEqual({ ok: false, code: 'invalid_body', detail: 'truncate_prompt_tokens: must be -1 or from 2 to 512' });
+      expect(truncationPolicy(bad, 512)).toEqual({
+        ok: false,
+        code: 'invalid_body',
+        detail: 'truncate_prompt_tokens: must be -1 or from 2 to 512',
+      });
     }
     expect(truncationPolicy(300, 256)).toMatchObject({ ok: false, code: 'invalid_body' });
   });
@@ -74,7 +78,10 @@ describe('the model tokenizer (bert-base-uncased WordPiece)', () => {
   });
 
   it('finds the special-token layout of any post-processor', () => {
-    const layout = specialTokenLayout((t) => [0, 9, ...t.split('').map((c) => c.charCodeAt(0)), 2], (t) => t.split('').map((c) => c.charCodeAt(0)));
+    const layout = specialTokenLayout(
+      (t) => [0, 9, ...t.split('').map((c) => c.charCodeAt(0)), 2],
+      (t) => t.split('').map((c) => c.charCodeAt(0)),
+    );
     expect(layout).toEqual({ opening: 2, closing: 1 });
   });
 });

@@ -30,7 +30,8 @@ describe('the Envoy bootstrap', () => {
     const version = execFileSync(envoyBinary(), ['--version'], { encoding: 'utf8' });
     expect(version).toMatch(/\/1\.40\.\d+\//);
     const out = execFileSync(envoyBinary(), ['--mode', 'validate', '-c', file, '--disable-hot-restart'], {
-      encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
     });
     expect(out).toContain('OK');
   });
@@ -39,23 +40,34 @@ describe('the Envoy bootstrap', () => {
     expect(listener.address.socket_address).toEqual({ address: '0.0.0.0', port_value: 8443 });
     // Dual-stack by default; GATEWAY_HOST_V6='' listens on IPv4 only.
     expect(listener.additional_addresses).toEqual([{ address: { socket_address: { address: '::', port_value: 8443 } } }]);
-    const v4only = parse(renderEnvoyConfig(settingsFromEnv({ TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile, GATEWAY_HOST_V6: '' })));
+    const v4only = parse(
+      renderEnvoyConfig(settingsFromEnv({ TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile, GATEWAY_HOST_V6: '' })),
+    );
     expect(v4only.static_resources.listeners[0].additional_addresses).toEqual([]);
     expect(() => settingsFromEnv({ GATEWAY_HOST_V6: 'localhost' })).toThrow(/GATEWAY_HOST_V6/);
     expect(bootstrap.admin.address.socket_address).toEqual({ address: '127.0.0.1', port_value: 9901 });
-    const endpoint = (name: string) => bootstrap.static_resources.clusters.find((c: any) => c.name === name)
-      .load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address;
+    const endpoint = (name: string) =>
+      bootstrap.static_resources.clusters.find((c: any) => c.name === name).load_assignment.endpoints[0].lb_endpoints[0].endpoint.address
+        .socket_address;
     expect(endpoint('embedder')).toEqual({ address: '127.0.0.1', port_value: 8081 });
     expect(endpoint('authz')).toEqual({ address: '127.0.0.1', port_value: 9191 });
   });
 
   it('gives the embeddings route a timeout long enough for the largest request, configurable', () => {
-    const route = (config: any) => config.static_resources.listeners[0].filter_chains[0].filters[0].typed_config
-      .route_config.virtual_hosts[0].routes.find((r: any) => r.name === 'embeddings').route;
+    const route = (config: any) =>
+      config.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes.find(
+        (r: any) => r.name === 'embeddings',
+      ).route;
     expect(route(bootstrap)).toMatchObject({ timeout: '600s', idle_timeout: '600s' });
-    const shorter = parse(renderEnvoyConfig(settingsFromEnv({
-      TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile, EMBEDDER_TIMEOUT_S: '90',
-    })));
+    const shorter = parse(
+      renderEnvoyConfig(
+        settingsFromEnv({
+          TLS_CERT_FILE: dirs.certFile,
+          TLS_KEY_FILE: dirs.keyFile,
+          EMBEDDER_TIMEOUT_S: '90',
+        }),
+      ),
+    );
     expect(route(shorter)).toMatchObject({ timeout: '90s', idle_timeout: '90s' });
     expect(() => settingsFromEnv({ EMBEDDER_TIMEOUT_S: '0' })).toThrow(/EMBEDDER_TIMEOUT_S/);
   });
@@ -69,8 +81,11 @@ describe('the Envoy bootstrap', () => {
 
   it('runs the filters in order: identity-header strip, request-id rule, ext_authz on headers, body limit, router', () => {
     expect(hcm.http_filters.map((f: any) => f.name)).toEqual([
-      'envoy.filters.http.header_mutation', 'envoy.filters.http.lua', 'envoy.filters.http.ext_authz',
-      'envoy.filters.http.buffer', 'envoy.filters.http.router',
+      'envoy.filters.http.header_mutation',
+      'envoy.filters.http.lua',
+      'envoy.filters.http.ext_authz',
+      'envoy.filters.http.buffer',
+      'envoy.filters.http.router',
     ]);
     const extAuthz = hcm.http_filters[2].typed_config;
     expect(extAuthz.failure_mode_allow).toBe(false);
@@ -83,7 +98,10 @@ describe('the Envoy bootstrap', () => {
 
   it('bounds what a client can hold: timeouts, header and stream limits, buffers, heap', () => {
     expect(hcm).toMatchObject({
-      request_headers_timeout: '10s', request_timeout: '60s', stream_idle_timeout: '30s', max_request_headers_kb: 64,
+      request_headers_timeout: '10s',
+      request_timeout: '60s',
+      stream_idle_timeout: '30s',
+      max_request_headers_kb: 64,
       common_http_protocol_options: { idle_timeout: '60s', max_headers_count: 128 },
       http2_protocol_options: { max_concurrent_streams: 100, initial_stream_window_size: 65536 },
     });
@@ -109,7 +127,7 @@ describe('the Envoy bootstrap', () => {
   });
 
   it('reports every bad setting at once, naming each variable', () => {
-    expect(() => settingsFromEnv({ GATEWAY_PORT: 'x', EMBEDDER_HOST: 'localhost', AUTHZ_TIMEOUT_MS: '0' })).toThrow(
+    expect(() => settingsFromEnv({ GATEWAY_PORT: 'x', EMBEDDER_HOST: 'not a host', AUTHZ_TIMEOUT_MS: '0' })).toThrow(
       /GATEWAY_PORT[\s\S]*EMBEDDER_HOST[\s\S]*AUTHZ_TIMEOUT_MS/,
     );
   });

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { connect as tlsConnect } from 'node:tls';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JSON_CONTENT_TYPE, PROBLEM_CONTENT_TYPE, problem } from '../../openapi/problems.js';
+import { JSON_CONTENT_TYPE, PROBLEM_CONTENT_TYPE, type problem } from '../../openapi/problems.js';
 import { expectProblemBody } from '../support/problem-assert.js';
 import type { ManagedProcess } from '../support/process.js';
 import { makeStackDir, pickPorts, removeStackDir, startEnvoy, type StackPorts } from '../support/stack.js';
@@ -72,8 +72,11 @@ describe.each([false, true])('Envoy local replies (http2: %s)', (http2) => {
   it('a body over 1 MiB with no decision on its key is refused on its headers, never buffered (fail closed: 503)', async () => {
     // The 413 itself needs an accepted key: test/e2e/embeddings.test.ts covers it.
     const res = await send({
-      method: 'POST', path: '/v1/embeddings', http2,
-      headers: { 'content-type': 'application/json' }, body: Buffer.alloc(MIB + 1, 0x61),
+      method: 'POST',
+      path: '/v1/embeddings',
+      http2,
+      headers: { 'content-type': 'application/json' },
+      body: Buffer.alloc(MIB + 1, 0x61),
     });
     expectProblem(res, 'authorization_unavailable');
     expect(Number(res.headers['retry-after'])).toBeGreaterThanOrEqual(1);
@@ -95,7 +98,8 @@ describe.each([false, true])('Envoy local replies (http2: %s)', (http2) => {
 describe('Envoy without authz (fail closed)', () => {
   it('POST /v1/embeddings is 503 authorization_unavailable with retry-after and x-request-id', async () => {
     const res = await send({
-      method: 'POST', path: '/v1/embeddings',
+      method: 'POST',
+      path: '/v1/embeddings',
       headers: { 'content-type': 'application/json', authorization: 'Bearer x', 'x-request-id': 'authz-down-1' },
       body: JSON.stringify({ model: 'm', input: 'hello' }),
     });
@@ -108,11 +112,16 @@ describe('Envoy without authz (fail closed)', () => {
 describe('a request Envoy cannot parse', () => {
   it('is 400 invalid_body with the problem body and a generated x-request-id', async () => {
     const raw = await new Promise<string>((resolve, reject) => {
-      const socket = tlsConnect({ host: '127.0.0.1', port: ports.gateway, servername: 'localhost', ca, ALPNProtocols: ['http/1.1'] }, () => {
-        socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\nthis is not a header\r\n\r\n');
-      });
+      const socket = tlsConnect(
+        { host: '127.0.0.1', port: ports.gateway, servername: 'localhost', ca, ALPNProtocols: ['http/1.1'] },
+        () => {
+          socket.write('GET /health HTTP/1.1\r\nHost: localhost\r\nthis is not a header\r\n\r\n');
+        },
+      );
       let text = '';
-      socket.on('data', (chunk: Buffer) => { text += chunk.toString('utf8'); });
+      socket.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+      });
       socket.on('end', () => resolve(text));
       socket.on('error', reject);
     });
@@ -135,14 +144,15 @@ describe('TLS', () => {
     });
 
   it('accepts TLS 1.2 and negotiates h2 or http/1.1 by ALPN', async () => {
-    expect((await handshake({ maxVersion: 'TLSv1.2', ALPNProtocols: ['h2'] }))).toEqual({ protocol: 'TLSv1.2', alpn: 'h2' });
+    expect(await handshake({ maxVersion: 'TLSv1.2', ALPNProtocols: ['h2'] })).toEqual({ protocol: 'TLSv1.2', alpn: 'h2' });
     expect((await handshake({ ALPNProtocols: ['http/1.1'] })).alpn).toBe('http/1.1');
   });
 
   it('refuses TLS 1.1 (the server answers with a protocol_version alert)', async () => {
     // SECLEVEL=0 lets this client offer TLS 1.1 at all, so the refusal is the server's.
-    await expect(handshake({ minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' }))
-      .rejects.toThrow(/protocol version/i);
+    await expect(handshake({ minVersion: 'TLSv1', maxVersion: 'TLSv1.1', ciphers: 'DEFAULT@SECLEVEL=0' })).rejects.toThrow(
+      /protocol version/i,
+    );
   });
 
   it('presents a certificate for localhost signed by the local CA', async () => {

@@ -28,12 +28,17 @@ function litellmClient(label: string, extra: Record<string, string> = {}) {
   const org = orgName(`${label}-nomodel`);
   createOrg(stack, org, { models: [] });
   const env = {
-    PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '',
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
     // litellm fetches its model price list from the internet at import unless told not to.
     LITELLM_LOCAL_MODEL_COST_MAP: 'True',
-    GATEWAY_BASE_URL: stack.baseUrl, GATEWAY_CA: stack.dirs.caFile, MODEL: stack.svc.modelId,
-    KEY: orgWithKey(stack, label).key, KEY_WITHOUT_MODEL: createKey(stack, org).key,
-    KEY_LIMITED: orgWithKey(stack, `${label}-limited`, { rpm: 1 }).key, ...extra,
+    GATEWAY_BASE_URL: stack.baseUrl,
+    GATEWAY_CA: stack.dirs.caFile,
+    MODEL: stack.svc.modelId,
+    KEY: orgWithKey(stack, label).key,
+    KEY_WITHOUT_MODEL: createKey(stack, org).key,
+    KEY_LIMITED: orgWithKey(stack, `${label}-limited`, { rpm: 1 }).key,
+    ...extra,
   };
   return run(python, [join(repoRoot, 'test/e2e/sdk/litellm_client.py')], { cwd: repoRoot, env });
 }

@@ -3,8 +3,8 @@
  * division), and the queue wait of served requests as a histogram.
  */
 import { describe, expect, it } from 'vitest';
-import type { EmbeddingEngine, EmbedOutcome, EmbedRequest } from '../../embedder/src/engine.js';
-import { createEmbedderMetrics, measureEngine } from '../../embedder/src/metrics.js';
+import type { EmbeddingEngine, EmbedOutcome, EmbedRequest } from '../../embedder/src/core/engine.js';
+import { createEmbedderMetrics, measureEngine } from '../../embedder/src/telemetry/metrics.js';
 import { metricValue } from '../support/embedder-app.js';
 
 /** A request as the engine takes it; the fake engines here ignore it (its shape grows with the engine). */
@@ -24,13 +24,23 @@ describe('embedder queue metrics', () => {
   it('observes the queue wait of embedded requests from the engine timing, in seconds buckets', async () => {
     const metrics = createEmbedderMetrics({ inputs: 1, tokens: 1 });
     const outcomes: EmbedOutcome[] = [
-      { kind: 'embedded', vectors: [], promptTokens: 4, timing: { tokenizeMs: 1, queueMs: 200, inferenceMs: 20 } } as unknown as EmbedOutcome,
+      {
+        kind: 'embedded',
+        vectors: [],
+        promptTokens: 4,
+        timing: { tokenizeMs: 1, queueMs: 200, inferenceMs: 20 },
+      } as unknown as EmbedOutcome,
       { kind: 'overloaded' },
       { kind: 'embedded', vectors: [], promptTokens: 4 } as unknown as EmbedOutcome,
     ];
     const engine: EmbeddingEngine = {
-      modelId: 'm', maxTokens: 512, isReady: () => true, queuedInputs: () => 0, queuedTokens: () => 0,
-      embed: async () => outcomes.shift()!, close: async () => undefined,
+      modelId: 'm',
+      maxTokens: 512,
+      isReady: () => true,
+      queuedInputs: () => 0,
+      queuedTokens: () => 0,
+      embed: async () => outcomes.shift()!,
+      close: async () => undefined,
     };
     const measured = measureEngine(engine, metrics);
     for (let i = 0; i < 3; i++) await measured.embed(ANY_REQUEST);

@@ -10,13 +10,15 @@ import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { buildApp } from '../../embedder/src/app.js';
+import { buildApp } from '../../embedder/src/http/app.js';
 import { loadConfig } from '../../embedder/src/config.js';
-import { loadEngine, type EmbeddingEngine, type EmbedOutcome, type EmbedRequest } from '../../embedder/src/engine.js';
-import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
-import { registerTracing, traceAdmission, traceEngine, TRACER_NAME } from '../../embedder/src/tracing.js';
-import { createAdmissionClient, type Admission } from '../../embedder/src/admission-client.js';
-import { ensureTestModel, startTestAuthz, TEST_GRANT, TEST_MODEL_ID } from '../support/embedder-app.js';
+import { loadEngine, type EmbeddingEngine, type EmbedOutcome, type EmbedRequest } from '../../embedder/src/core/engine.js';
+import { createEmbedderMetrics } from '../../embedder/src/telemetry/metrics.js';
+import { registerTracing, traceEngine, traceSettlement, TRACER_NAME } from '../../embedder/src/telemetry/tracing.js';
+import { openSettlementStore, type SettlementStore } from '../../embedder/src/settlement/store.js';
+import { TEST_GRANT_SECRET } from '../support/settlement.js';
+import { TEST_REDIS_URL } from '../support/redis-store.js';
+import { ensureTestModel, startTestAuthz, testGrant, TEST_METRICS_TOKEN, TEST_MODEL_ID } from '../support/embedder-app.js';
 import type { RunningAuthz } from '../support/grpc-authz.js';
 
 /** A request as the engine takes it; the fake engines here ignore it (its shape grows with the engine). */
@@ -33,21 +35,34 @@ const tracer = trace.getTracer(TRACER_NAME);
 let app: FastifyInstance;
 let engine: EmbeddingEngine;
 let authz: RunningAuthz;
-let admission: Admission;
+let settlement: SettlementStore;
 
 beforeAll(async () => {
   authz = await startTestAuthz();
-  const config = loadConfig({ MODEL_DIR: ensureTestModel(), LOG_LEVEL: 'silent', ORT_INTRA_OP_THREADS: '1', AUTHZ_ADDRESS: authz.address });
+  const config = loadConfig({
+    MODEL_DIR: ensureTestModel(),
+    LOG_LEVEL: 'silent',
+    ORT_INTRA_OP_THREADS: '1',
+    GRANT_SECRET: TEST_GRANT_SECRET,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: authz.store.connection.keys.prefix,
+    METRICS_TOKEN: TEST_METRICS_TOKEN,
+  });
   const loaded = loadEngine(config);
   engine = loaded.engine;
-  admission = createAdmissionClient({ address: authz.address, timeoutMs: 10_000, recordAttempts: 1 });
-  app = buildApp({ config, engine: traceEngine(engine, tracer), metrics: createEmbedderMetrics(), admission: traceAdmission(admission, tracer) });
+  settlement = openSettlementStore({ ...config.redis, timeoutMs: 10_000 });
+  app = buildApp({
+    config,
+    engine: traceEngine(engine, tracer),
+    metrics: createEmbedderMetrics(),
+    settlement: traceSettlement(settlement, tracer),
+  });
   registerTracing(app, tracer);
   await loaded.ready;
 });
 afterAll(async () => {
   await app?.close();
-  admission?.close();
+  settlement?.close();
   await engine?.close();
   await authz?.store.purge();
   await authz?.stop();
@@ -55,11 +70,13 @@ afterAll(async () => {
 });
 beforeEach(() => exporter.reset());
 
-const identity = TEST_GRANT;
-const post = (body: unknown, headers: Record<string, string> = {}) => app.inject({
-  method: 'POST', url: '/v1/embeddings', payload: typeof body === 'string' ? body : JSON.stringify(body),
-  headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, ...identity, ...headers },
-});
+const post = (body: unknown, headers: Record<string, string> = {}) =>
+  app.inject({
+    method: 'POST',
+    url: '/v1/embeddings',
+    payload: typeof body === 'string' ? body : JSON.stringify(body),
+    headers: { 'content-type': 'application/json', traceparent: `00-${TRACE_ID}-${PARENT_ID}-01`, ...testGrant(), ...headers },
+  });
 
 /** Everything a span exports that could carry text: name, attributes, events and status. */
 const exported = (spans: readonly ReadableSpan[]) => JSON.stringify(spans.map((s) => [s.name, s.attributes, s.events, s.status]));
@@ -73,7 +90,11 @@ describe('request spans', () => {
     const server = byName(spans, 'POST /v1/embeddings')!;
     expect(server.spanContext().traceId).toBe(TRACE_ID);
     expect(server.parentSpanContext?.spanId).toBe(PARENT_ID);
-    expect(server.attributes).toMatchObject({ 'http.route': '/v1/embeddings', 'http.request.method': 'POST', 'http.response.status_code': 200 });
+    expect(server.attributes).toMatchObject({
+      'http.route': '/v1/embeddings',
+      'http.request.method': 'POST',
+      'http.response.status_code': 200,
+    });
     const embed = byName(spans, 'embed')!;
     const serialize = byName(spans, 'serialize')!;
     for (const child of [embed, serialize]) {
@@ -81,16 +102,25 @@ describe('request spans', () => {
       expect(child.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
     }
     // Tokens are admitted inside the engine call, after tokenizing; usage is recorded before the 200 leaves.
-    expect(byName(spans, 'admission Admit')?.parentSpanContext?.spanId).toBe(embed.spanContext().spanId);
-    expect(byName(spans, 'admission Record')?.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
-    expect(byName(spans, 'admission Admit')!.attributes).toMatchObject({ 'rpc.method': 'Admit', 'admission.outcome': 'admitted' });
+    expect(byName(spans, 'settle admit')?.parentSpanContext?.spanId).toBe(embed.spanContext().spanId);
+    expect(byName(spans, 'settle record')?.parentSpanContext?.spanId).toBe(server.spanContext().spanId);
+    expect(byName(spans, 'settle admit')!.attributes).toMatchObject({
+      'db.operation.name': 'FCALL ctg_admit',
+      'settlement.outcome': 'admitted',
+    });
+    expect(byName(spans, 'settle record')!.attributes).toMatchObject({ 'settlement.outcome': 'recorded' });
     expect(embed.attributes).toMatchObject({ 'embedder.inputs': 2, 'embedder.outcome': 'embedded' });
     expect(serialize.attributes).toMatchObject({ 'embedder.vectors': 2, 'embedder.encoding_format': 'float' });
     expect(exported(spans)).not.toContain(CANARY);
   });
 
   it('without a traceparent the request starts its own trace', async () => {
-    const res = await app.inject({ method: 'POST', url: '/v1/embeddings', headers: { 'content-type': 'application/json', ...identity }, payload: JSON.stringify({ model: TEST_MODEL_ID, input: 'x' }) });
+    const res = await app.inject({
+      method: 'POST',
+      url: '/v1/embeddings',
+      headers: { 'content-type': 'application/json', ...testGrant() },
+      payload: JSON.stringify({ model: TEST_MODEL_ID, input: 'x' }),
+    });
     expect(res.statusCode).toBe(200);
     const server = byName(exporter.getFinishedSpans(), 'POST /v1/embeddings')!;
     expect(server.parentSpanContext).toBeUndefined();
@@ -98,7 +128,9 @@ describe('request spans', () => {
   });
 
   it('Prometheus scrapes and readiness probes make no spans', async () => {
-    expect((await app.inject({ method: 'GET', url: '/metrics' })).statusCode).toBe(200);
+    expect(
+      (await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } })).statusCode,
+    ).toBe(200);
     expect((await app.inject({ method: 'GET', url: '/ready' })).statusCode).toBe(200);
     expect(exporter.getFinishedSpans()).toEqual([]);
   });
@@ -116,7 +148,14 @@ describe('request spans', () => {
     const spans = exporter.getFinishedSpans();
     const servers = spans.filter((s) => s.attributes['http.response.status_code'] !== undefined);
     expect(servers.map((s) => s.attributes['http.response.status_code'])).toEqual([400, 403, 400, 400, 400, 404]);
-    expect(servers.map((s) => s.attributes['error.type'])).toEqual(['invalid_body', 'model_not_enabled', 'invalid_request', 'invalid_body', 'invalid_body', 'not_found']);
+    expect(servers.map((s) => s.attributes['error.type'])).toEqual([
+      'invalid_body',
+      'model_not_enabled',
+      'invalid_request',
+      'invalid_body',
+      'invalid_body',
+      'not_found',
+    ]);
     expect(byName(spans, 'GET unmatched')).toBeDefined();
     expect(exported(spans)).not.toContain(CANARY);
   });
@@ -124,8 +163,13 @@ describe('request spans', () => {
 
 describe('traceEngine', () => {
   const fake = (outcome: EmbedOutcome): EmbeddingEngine => ({
-    modelId: 'm', maxTokens: 512, isReady: () => true, queuedInputs: () => 0, queuedTokens: () => 0,
-    embed: async () => outcome, close: async () => undefined,
+    modelId: 'm',
+    maxTokens: 512,
+    isReady: () => true,
+    queuedInputs: () => 0,
+    queuedTokens: () => 0,
+    embed: async () => outcome,
+    close: async () => undefined,
   });
 
   it('turns the engine reported timing into phases under "embed": tokenize first, queue then inference last', async () => {

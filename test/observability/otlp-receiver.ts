@@ -59,7 +59,8 @@ export interface OtlpReceiver {
 
 type Json = Record<string, any>;
 
-const hex = (bytes: unknown): string => (bytes instanceof Uint8Array ? Buffer.from(bytes).toString('hex') : typeof bytes === 'string' ? bytes : '');
+const hex = (bytes: unknown): string =>
+  bytes instanceof Uint8Array ? Buffer.from(bytes).toString('hex') : typeof bytes === 'string' ? bytes : '';
 
 function plain(value: Json | undefined): unknown {
   if (!value) return undefined;
@@ -80,15 +81,19 @@ function flatten(request: Json): ReceivedSpan[] {
   const pick = (o: Json, snake: string) => o[snake] ?? o[snake.replace(/_([a-z])/g, (_m, c: string) => c.toUpperCase())];
   return (pick(request, 'resource_spans') ?? []).flatMap((rs: Json) => {
     const service = String(attributes(rs.resource?.attributes)['service.name'] ?? '');
-    return (pick(rs, 'scope_spans') ?? []).flatMap((ss: Json) => (ss.spans ?? []).map((s: Json): ReceivedSpan => ({
-      service,
-      traceId: hex(pick(s, 'trace_id')),
-      spanId: hex(pick(s, 'span_id')),
-      parentSpanId: hex(pick(s, 'parent_span_id')),
-      name: s.name,
-      attributes: attributes(s.attributes),
-      events: (s.events ?? []).map((e: Json) => ({ name: e.name, attributes: attributes(e.attributes) })),
-    })));
+    return (pick(rs, 'scope_spans') ?? []).flatMap((ss: Json) =>
+      (ss.spans ?? []).map(
+        (s: Json): ReceivedSpan => ({
+          service,
+          traceId: hex(pick(s, 'trace_id')),
+          spanId: hex(pick(s, 'span_id')),
+          parentSpanId: hex(pick(s, 'parent_span_id')),
+          name: s.name,
+          attributes: attributes(s.attributes),
+          events: (s.events ?? []).map((e: Json) => ({ name: e.name, attributes: attributes(e.attributes) })),
+        }),
+      ),
+    );
   });
 }
 
@@ -109,10 +114,14 @@ export async function startOtlpReceiver(): Promise<OtlpReceiver> {
       }
       bodies.push(body);
       types.push(type);
-      const decoded = type.includes('json') ? (JSON.parse(body.toString('utf8')) as Json) : (ExportRequest.toObject(ExportRequest.decode(body), { longs: String, bytes: Buffer }) as Json);
+      const decoded = type.includes('json')
+        ? (JSON.parse(body.toString('utf8')) as Json)
+        : (ExportRequest.toObject(ExportRequest.decode(body), { longs: String, bytes: Buffer }) as Json);
       received.push(...flatten(decoded));
       // An empty ExportTraceServiceResponse: zero bytes in protobuf, {} in JSON.
-      res.writeHead(200, { 'content-type': type.includes('json') ? 'application/json' : 'application/x-protobuf' }).end(type.includes('json') ? '{}' : undefined);
+      res
+        .writeHead(200, { 'content-type': type.includes('json') ? 'application/json' : 'application/x-protobuf' })
+        .end(type.includes('json') ? '{}' : undefined);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

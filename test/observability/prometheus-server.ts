@@ -23,21 +23,33 @@ export interface RunningPrometheus {
 export async function startPrometheus(stack: Stack): Promise<RunningPrometheus> {
   const dir = join(stack.dirs.dir, 'prometheus');
   mkdirSync(dir, { recursive: true });
-  const targets = { envoy: `127.0.0.1:${stack.ports.admin}`, authz: `127.0.0.1:${stack.ports.authzMetrics}`, embedder: `127.0.0.1:${stack.ports.embedder}` };
-  writeFileSync(join(dir, 'prometheus.yml'), renderPrometheusConfig(targets, { interval: '1s' }));
+  const targets = {
+    envoy: `127.0.0.1:${stack.ports.admin}`,
+    authz: `127.0.0.1:${stack.ports.authzMetrics}`,
+    embedder: `127.0.0.1:${stack.ports.embedder}`,
+  };
+  writeFileSync(
+    join(dir, 'prometheus.yml'),
+    renderPrometheusConfig(targets, { interval: '1s', metricsTokenFile: stack.dirs.metricsTokenFile }),
+  );
   const port = await freePort();
   const process = startProcess({
     name: 'prometheus',
     command: join(prometheusBinDir(), 'prometheus'),
     args: [
-      `--config.file=${join(dir, 'prometheus.yml')}`, `--storage.tsdb.path=${join(dir, 'data')}`,
-      `--web.listen-address=127.0.0.1:${port}`, '--log.level=warn',
+      `--config.file=${join(dir, 'prometheus.yml')}`,
+      `--storage.tsdb.path=${join(dir, 'data')}`,
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--log.level=warn',
     ],
     env: {},
     logFile: join(stack.dirs.logDir, 'prometheus.log'),
   });
   const url = `http://127.0.0.1:${port}`;
-  await readyOrStopped(process, waitFor('Prometheus to be ready', async () => (await fetch(`${url}/-/ready`)).ok, 30_000, [process]));
+  await readyOrStopped(
+    process,
+    waitFor('Prometheus to be ready', async () => (await fetch(`${url}/-/ready`)).ok, 30_000, [process]),
+  );
   const api = async <T>(path: string, params: Record<string, string> = {}): Promise<T> => {
     const res = await fetch(`${url}/api/v1/${path}?${new URLSearchParams(params)}`);
     const body = (await res.json()) as { status: string; data: T; error?: string };

@@ -19,7 +19,11 @@ export function prometheusBinDir(): string {
 /** Runs promtool with `args`; resolves with its output, throws with it on a non-zero exit. */
 export function promtool(args: readonly string[]): string {
   try {
-    return execFileSync(join(prometheusBinDir(), 'promtool'), [...args], { cwd: prometheusDir, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    return execFileSync(join(prometheusBinDir(), 'promtool'), [...args], {
+      cwd: prometheusDir,
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
   } catch (error) {
     const failed = error as { stdout?: string; stderr?: string };
     throw new Error(`promtool ${args.join(' ')} failed:\n${failed.stdout ?? ''}${failed.stderr ?? ''}`);

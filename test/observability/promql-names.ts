@@ -4,7 +4,21 @@
  * label matchers, grouping clauses and ranges, then keeps identifiers that are not functions,
  * keywords or aggregations.
  */
-const KEYWORDS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'by', 'without', 'on', 'ignoring', 'group_left', 'group_right', 'inf', 'nan']);
+const KEYWORDS = new Set([
+  'and',
+  'or',
+  'unless',
+  'bool',
+  'offset',
+  'by',
+  'without',
+  'on',
+  'ignoring',
+  'group_left',
+  'group_right',
+  'inf',
+  'nan',
+]);
 
 /** Metric names in `expr` (sorted, unique). */
 export function metricNames(expr: string): string[] {

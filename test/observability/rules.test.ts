@@ -3,7 +3,7 @@
  * config (with its rule file) is valid, and every alert's unit tests in alerts.test.yml pass.
  */
 import { describe, expect, it } from 'vitest';
-import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parse } from 'yaml';
@@ -16,11 +16,25 @@ interface RuleFile {
 
 describe('deploy/prometheus with promtool', () => {
   it('promtool check rules: alerts.yml is valid', () => {
-    expect(promtool(['check', 'rules', 'alerts.yml'])).toMatch(/SUCCESS: 11 rules found/);
+    expect(promtool(['check', 'rules', 'alerts.yml'])).toMatch(/SUCCESS: 13 rules found/);
   });
 
-  it('promtool check config: prometheus.yml and its rule file are valid', () => {
-    expect(promtool(['check', 'config', 'prometheus.yml'])).toMatch(/SUCCESS: prometheus.yml is valid/);
+  it('promtool check config: prometheus.yml, its rule file and its metrics token path are valid', () => {
+    // The authz job's credentials_file is `make up`'s .local/metrics-token, two folders up: in a
+    // copy laid out the same way it exists, whether or not `make up` ever ran here.
+    const root = mkdtempSync(join(tmpdir(), 'ctg-prom-'));
+    try {
+      const dir = join(root, 'deploy/prometheus');
+      mkdirSync(dir, { recursive: true });
+      mkdirSync(join(root, '.local'));
+      writeFileSync(join(root, '.local/metrics-token'), 'a'.repeat(64));
+      for (const file of ['prometheus.yml', 'alerts.yml']) copyFileSync(join(prometheusDir, file), join(dir, file));
+      expect(promtool(['check', 'config', join(dir, 'prometheus.yml')])).toMatch(/is valid/);
+      rmSync(join(root, '.local/metrics-token'));
+      expect(() => promtool(['check', 'config', join(dir, 'prometheus.yml')])).toThrow(/metrics-token/);
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
   });
 
   it('promtool test rules: alerts.test.yml passes', () => {
@@ -29,12 +43,13 @@ describe('deploy/prometheus with promtool', () => {
 
   it('every alert has a unit test that expects it to fire', () => {
     const alerts = (parse(readFileSync(join(prometheusDir, 'alerts.yml'), 'utf8')) as RuleFile).groups
-      .flatMap((group) => group.rules.map((rule) => rule.alert)).filter((name): name is string => !!name);
+      .flatMap((group) => group.rules.map((rule) => rule.alert))
+      .filter((name): name is string => !!name);
     const tests = parse(readFileSync(join(prometheusDir, 'alerts.test.yml'), 'utf8')) as {
       tests: Array<{ alert_rule_test: Array<{ alertname: string; exp_alerts: unknown[] }> }>;
     };
     const firing = new Set(tests.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
-    expect(alerts.length).toBe(11);
+    expect(alerts.length).toBe(13);
     expect(alerts.filter((name) => !firing.has(name))).toEqual([]);
   });
 
@@ -56,10 +71,22 @@ describe('deploy/prometheus with promtool', () => {
     expect(targets).toEqual({ envoy: '127.0.0.1:19901', authz: '127.0.0.1:19192', embedder: '127.0.0.1:18081' });
     const dir = mkdtempSync(join(tmpdir(), 'ctg-prom-'));
     try {
-      const rendered = renderPrometheusConfig(targets, { interval: '5s' });
-      const config = parse(rendered) as { global: Record<string, string>; scrape_configs: Array<{ job_name: string; static_configs: Array<{ targets: string[] }> }> };
+      const metricsTokenFile = join(dir, 'metrics-token');
+      writeFileSync(metricsTokenFile, 'a'.repeat(64));
+      const rendered = renderPrometheusConfig(targets, { interval: '5s', metricsTokenFile });
+      const config = parse(rendered) as {
+        global: Record<string, string>;
+        scrape_configs: Array<{
+          job_name: string;
+          static_configs: Array<{ targets: string[] }>;
+          authorization?: { credentials_file: string };
+        }>;
+      };
+      expect(config.scrape_configs.find((job) => job.job_name === 'authz')!.authorization).toEqual({ credentials_file: metricsTokenFile });
       expect(Object.fromEntries(config.scrape_configs.map((job) => [job.job_name, job.static_configs[0]!.targets]))).toEqual({
-        envoy: ['127.0.0.1:19901'], authz: ['127.0.0.1:19192'], embedder: ['127.0.0.1:18081'],
+        envoy: ['127.0.0.1:19901'],
+        authz: ['127.0.0.1:19192'],
+        embedder: ['127.0.0.1:18081'],
       });
       expect(config.global.scrape_interval).toBe('5s');
       writeFileSync(join(dir, 'prometheus.yml'), rendered);

@@ -9,7 +9,8 @@ import { ConfigError, loadConfig as loadAuthzConfig } from '../../authz/src/conf
 import { loadConfig as loadEmbedderConfig } from '../../embedder/src/config.js';
 import { renderEnvoyConfig, settingsFromEnv } from '../../envoy/render.js';
 
-const authzBase = { KEY_HASH_SECRET: 'x'.repeat(40), MODEL_ID: 'm1' };
+const authzBase = { KEY_HASH_SECRET: 'x'.repeat(40), GRANT_SECRET: 'g'.repeat(40), MODEL_ID: 'm1' };
+const embedderBase = { GRANT_SECRET: 'g'.repeat(40) };
 const OTLP = 'http://127.0.0.1:4318';
 
 function authzProblems(env: Record<string, string>): string[] {
@@ -28,8 +29,9 @@ describe('authz', () => {
   });
 
   it('reads AUTHZ_METRICS_HOST/PORT and OTEL_EXPORTER_OTLP_ENDPOINT', () => {
-    expect(loadAuthzConfig({ ...authzBase, AUTHZ_METRICS_HOST: '0.0.0.0', AUTHZ_METRICS_PORT: '9464', OTEL_EXPORTER_OTLP_ENDPOINT: OTLP }))
-      .toMatchObject({ metricsHost: '0.0.0.0', metricsPort: 9464, otlpEndpoint: OTLP });
+    expect(
+      loadAuthzConfig({ ...authzBase, AUTHZ_METRICS_HOST: '0.0.0.0', AUTHZ_METRICS_PORT: '9464', OTEL_EXPORTER_OTLP_ENDPOINT: OTLP }),
+    ).toMatchObject({ metricsHost: '0.0.0.0', metricsPort: 9464, otlpEndpoint: OTLP });
   });
 
   it('names a bad metrics port or OTLP endpoint', () => {
@@ -39,7 +41,7 @@ describe('authz', () => {
 });
 
 describe('embedder', () => {
-  const base = { MODEL_DIR: '/tmp/model' };
+  const base = { ...embedderBase, MODEL_DIR: '/tmp/model' };
   it('traces nothing by default; OTEL_EXPORTER_OTLP_ENDPOINT turns it on', () => {
     expect(loadEmbedderConfig(base).otlpEndpoint).toBeUndefined();
     expect(loadEmbedderConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: `${OTLP}/` }).otlpEndpoint).toBe(`${OTLP}/`);
@@ -68,11 +70,15 @@ describe('Envoy', () => {
     expect(hcm.tracing.provider.name).toBe('envoy.tracers.opentelemetry');
     expect(hcm.tracing.provider.typed_config.http_service.http_uri).toMatchObject({ uri: `${OTLP}/v1/traces`, cluster: 'otlp_collector' });
     const cluster = bootstrap.static_resources.clusters.find((c: { name: string }) => c.name === 'otlp_collector');
-    expect(cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toEqual({ address: '127.0.0.1', port_value: 4318 });
+    expect(cluster.load_assignment.endpoints[0].lb_endpoints[0].endpoint.address.socket_address).toEqual({
+      address: '127.0.0.1',
+      port_value: 4318,
+    });
   });
 
   it('resolves a collector given by name (STRICT_DNS); an address is STATIC', () => {
-    const cluster = (env: Record<string, string>) => hcmOf(env).bootstrap.static_resources.clusters.find((c: { name: string }) => c.name === 'otlp_collector');
+    const cluster = (env: Record<string, string>) =>
+      hcmOf(env).bootstrap.static_resources.clusters.find((c: { name: string }) => c.name === 'otlp_collector');
     expect(cluster({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://otel-collector.monitoring:4318' }).type).toBe('STRICT_DNS');
     expect(cluster({ OTEL_EXPORTER_OTLP_ENDPOINT: OTLP }).type).toBe('STATIC');
   });

@@ -20,8 +20,12 @@ describe('OpenAPI contract', () => {
 
   it('every code the spec fixes has the spec status', () => {
     const fixed: Record<string, number> = {
-      invalid_body: 400, invalid_request: 400, model_not_enabled: 403, not_found: 404,
-      method_not_allowed: 405, payload_too_large: 413,
+      invalid_body: 400,
+      invalid_request: 400,
+      model_not_enabled: 403,
+      not_found: 404,
+      method_not_allowed: 405,
+      payload_too_large: 413,
     };
     for (const [code, status] of Object.entries(fixed)) {
       expect(catalogue.get(code as never)?.status).toBe(status);
@@ -33,11 +37,18 @@ describe('OpenAPI contract', () => {
 
   it('problem() builds the RFC 9457 body and refuses unknown codes', () => {
     expect(problem('not_found', 'no route for /x')).toEqual({
-      type: 'about:blank', status: 404, title: 'Not found', code: 'not_found', detail: 'no route for /x',
+      type: 'about:blank',
+      status: 404,
+      title: 'Not found',
+      code: 'not_found',
+      detail: 'no route for /x',
       error: { message: 'no route for /x', type: 'not_found_error', param: null, code: 'not_found' },
     });
     expect(problem('overloaded').error).toEqual({
-      message: 'Service overloaded', type: 'server_error', param: null, code: 'overloaded',
+      message: 'Service overloaded',
+      type: 'server_error',
+      param: null,
+      code: 'overloaded',
     });
     expect(() => problem('nope' as never)).toThrow(/not in the catalogue/);
   });
@@ -45,13 +56,24 @@ describe('OpenAPI contract', () => {
   it('error.type per status: what OpenAI uses, so litellm does not file 401/403/404 as BadRequestError', () => {
     const byCode = Object.fromEntries([...catalogue.keys()].map((code) => [code, problem(code).error.type]));
     expect(byCode).toEqual({
-      invalid_body: 'invalid_request_error', invalid_request: 'invalid_request_error',
-      missing_api_key: 'authentication_error', malformed_api_key: 'authentication_error',
-      invalid_api_key: 'authentication_error', revoked_api_key: 'authentication_error', expired_api_key: 'authentication_error',
-      endpoint_not_enabled: 'permission_error', model_not_enabled: 'permission_error',
-      not_found: 'not_found_error', method_not_allowed: 'invalid_request_error', payload_too_large: 'invalid_request_error',
-      rate_limit_exceeded: 'rate_limit_error', internal_error: 'server_error', overloaded: 'server_error',
-      model_not_ready: 'server_error', upstream_unavailable: 'server_error', authorization_unavailable: 'server_error',
+      invalid_body: 'invalid_request_error',
+      invalid_request: 'invalid_request_error',
+      missing_api_key: 'authentication_error',
+      malformed_api_key: 'authentication_error',
+      invalid_api_key: 'authentication_error',
+      revoked_api_key: 'authentication_error',
+      expired_api_key: 'authentication_error',
+      endpoint_not_enabled: 'permission_error',
+      model_not_enabled: 'permission_error',
+      not_found: 'not_found_error',
+      method_not_allowed: 'invalid_request_error',
+      payload_too_large: 'invalid_request_error',
+      rate_limit_exceeded: 'rate_limit_error',
+      internal_error: 'server_error',
+      overloaded: 'server_error',
+      model_not_ready: 'server_error',
+      upstream_unavailable: 'server_error',
+      authorization_unavailable: 'server_error',
     });
     // litellm files any body containing "invalid_request_error" as BadRequestError, whatever the status.
     for (const code of catalogue.keys()) {
@@ -71,7 +93,7 @@ describe('OpenAPI contract', () => {
     expect(problem('invalid_body', 'body: must be valid JSON').error.param).toBe('body');
     expect(problem('invalid_body', 'The HTTP request could not be read.').error.param).toBeNull();
     expect(problem('invalid_body').error.param).toBeNull();
-    expect(problem('invalid_request', "dimensions: not supported").error.param).toBeNull();
+    expect(problem('invalid_request', 'dimensions: not supported').error.param).toBeNull();
     expect(problem('model_not_enabled', 'model: not served here').error.param).toBeNull();
   });
 });

@@ -18,22 +18,38 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 // A tiny HTTP server that is "ready" once it listens, and counts its own starts in a file.
 const server = join(dir, 'server.mjs');
-writeFileSync(server, `
+writeFileSync(
+  server,
+  `
 import { createServer } from 'node:http';
 import { appendFileSync } from 'node:fs';
 appendFileSync(process.env.STARTS, 'start\\n');
 createServer((_req, res) => res.end('ok')).listen(Number(process.env.PORT), '127.0.0.1');
 process.on('SIGTERM', () => { appendFileSync(process.env.STARTS, 'drained\\n'); process.exit(0); });
-`);
+`,
+);
 
 function spec(name: string, args: string[], env: Record<string, string>, ready = async () => true): ComponentSpec {
   return {
-    name, command: process.execPath, args, env: { ...minimalEnv(), ...env }, logFile: join(dir, `${name}.log`),
-    ready, readyTimeoutMs: 20_000, stopGraceMs: 5_000,
+    name,
+    command: process.execPath,
+    args,
+    env: { ...minimalEnv(), ...env },
+    logFile: join(dir, `${name}.log`),
+    ready,
+    readyTimeoutMs: 20_000,
+    stopGraceMs: 5_000,
   };
 }
 
-const gone = (pid: number) => { try { process.kill(pid, 0); return false; } catch { return true; } };
+const gone = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch {
+    return true;
+  }
+};
 
 describe('Supervisor', () => {
   it('restarts a component killed with SIGKILL and waits until it is ready again', async () => {
@@ -49,7 +65,12 @@ describe('Supervisor', () => {
     await sup.start();
     const first = sup.pid as number;
     const readyAgain = new Promise<void>((resolve) => {
-      const poll = setInterval(() => { if (events.filter((e) => e.kind === 'ready').length === 2) { clearInterval(poll); resolve(); } }, 20);
+      const poll = setInterval(() => {
+        if (events.filter((e) => e.kind === 'ready').length === 2) {
+          clearInterval(poll);
+          resolve();
+        }
+      }, 20);
     });
     process.kill(first, 'SIGKILL');
     await readyAgain;
@@ -76,10 +97,20 @@ describe('Supervisor', () => {
     const starts = join(dir, 'starts-b');
     writeFileSync(starts, '');
     const events: SupervisorEvent[] = [];
-    const crasher = spec('crasher', ['-e', `require('fs').appendFileSync(${JSON.stringify(starts)}, 'x'); process.exit(3)`], {}, async () => false);
+    const crasher = spec(
+      'crasher',
+      ['-e', `require('fs').appendFileSync(${JSON.stringify(starts)}, 'x'); process.exit(3)`],
+      {},
+      async () => false,
+    );
     const sup = new Supervisor(crasher, { initialDelayMs: 20, maxDelayMs: 80, crashLimit: 4, windowMs: 60_000 }, (e) => events.push(e));
-    const error = await sup.start().then(() => undefined, (e: Error) => e);
-    expect(error?.message).toMatch(/^crasher keeps crashing: 5 exits within 60 s \(last: exit code 3\); not restarting it again\. See .*crasher\.log$/);
+    const error = await sup.start().then(
+      () => undefined,
+      (e: Error) => e,
+    );
+    expect(error?.message).toMatch(
+      /^crasher keeps crashing: 5 exits within 60 s \(last: exit code 3\); not restarting it again\. See .*crasher\.log$/,
+    );
     // Doubling delays, capped at maxDelayMs.
     expect(events.filter((e) => e.kind === 'crashed').map((e) => (e as { restartInMs: number }).restartInMs)).toEqual([20, 40, 80, 80]);
     expect(events.at(-1)?.kind).toBe('gave-up');

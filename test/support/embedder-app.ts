@@ -1,32 +1,40 @@
 /**
  * Builds the embedder app around a real model directory for tests: the generated test model
- * (made on demand, well under a second) or the installed default model, with a real in-process
- * authz (gRPC on port 0, Redis under its own prefix) answering its Admission calls.
+ * (made on demand, well under a second) or the installed default model, settling on the real
+ * Redis under a test prefix, beside a real in-process authz (gRPC on port 0) on the same prefix
+ * whose store holds the organizations and reads the usage.
  */
+import { modelFingerprint } from '../../embedder/src/model/fingerprint.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
-import { buildApp } from '../../embedder/src/app.js';
+import { buildApp } from '../../embedder/src/http/app.js';
 import { loadConfig } from '../../embedder/src/config.js';
-import { loadEngine, type EmbeddingEngine } from '../../embedder/src/engine.js';
-import { createEmbedderMetrics } from '../../embedder/src/metrics.js';
-import { createAdmissionClient } from '../../embedder/src/admission-client.js';
+import { loadEngine, type EmbeddingEngine } from '../../embedder/src/core/engine.js';
+import { createEmbedderMetrics, measureSettlement } from '../../embedder/src/telemetry/metrics.js';
+import { openSettlementStore, type SettlementStore } from '../../embedder/src/settlement/store.js';
+import type { GrantClaims } from '../../contract/grant.js';
 import type { AuthzConfig } from '../../authz/src/config.js';
 import { addKey, addOrg } from '../authz/fixtures.js';
 import { startAuthz, testConfig, type RunningAuthz } from './grpc-authz.js';
-import { testPrefix } from './redis-store.js';
+import { TEST_REDIS_URL, testPrefix } from './redis-store.js';
+import { grantHeader, TEST_GRANT_SECRET } from './settlement.js';
 
-export const TEST_MODEL_DIR = resolve('.local/models/test');
+const TEST_MODEL_DIR = resolve('.local/models/test');
 export const DEFAULT_MODEL_DIR = resolve('.local/models/default');
 export const TEST_MODEL_ID = 'test-bert-1024';
-export const TEST_ORG = 'test-org';
-export const TEST_KEY_ID = 'TESTKEYIDAAA';
-/** authz's identity headers and grant of the test model, as the gateway adds them to a request it lets through. */
-export const TEST_GRANT: Readonly<Record<string, string>> = Object.freeze({
-  'x-gateway-model': TEST_MODEL_ID, 'x-gateway-org-id': TEST_ORG, 'x-gateway-key-id': TEST_KEY_ID,
-});
+const TEST_ORG = 'test-org';
+const TEST_KEY_ID = 'TESTKEYIDAAA';
+/**
+ * authz's signed grant of the test model for one request (a fresh uid each call), with the
+ * informational identity headers, as the gateway adds them to a request it lets through.
+ */
+export function testGrant(claims: Partial<GrantClaims> = {}): Record<string, string> {
+  const full = { org: TEST_ORG, key: TEST_KEY_ID, model: TEST_MODEL_ID, ...claims };
+  return { ...grantHeader(full), 'x-gateway-org-id': full.org, 'x-gateway-key-id': full.key };
+}
 
 /** Makes sure the generated test model exists (runs scripts/generate-test-model.ts if not). */
 export function ensureTestModel(): string {
@@ -38,7 +46,7 @@ export function ensureTestModel(): string {
 export interface TestEmbedder {
   readonly app: FastifyInstance;
   readonly engine: EmbeddingEngine;
-  /** The authz behind the embedder's Admission calls (its store holds the usage records). */
+  /** An authz on the embedder's Redis prefix (its store holds the organizations and reads the usage records). */
   readonly authz: RunningAuthz;
   close(): Promise<void>;
 }
@@ -54,29 +62,49 @@ export async function startTestAuthz(overrides: Partial<AuthzConfig> = {}): Prom
 /** Builds the app on `modelDir` with extra env settings, waits for the model, returns it. */
 export async function startTestEmbedder(
   modelDir: string,
-  options: { env?: Record<string, string>; logStream?: DestinationStream; now?: () => number; authz?: Partial<AuthzConfig> } = {},
+  options: {
+    env?: Record<string, string>;
+    logStream?: DestinationStream;
+    now?: () => number;
+    authz?: Partial<AuthzConfig>;
+    /** Wraps the settlement store (a test that must act between its calls). */
+    wrapSettlement?: (store: SettlementStore) => SettlementStore;
+  } = {},
 ): Promise<TestEmbedder> {
   const authz = await startTestAuthz(options.authz);
-  const config = loadConfig({ MODEL_DIR: modelDir, LOG_LEVEL: 'info', ORT_INTRA_OP_THREADS: '2', AUTHZ_ADDRESS: authz.address, ...options.env });
+  const config = loadConfig({
+    MODEL_DIR: modelDir,
+    LOG_LEVEL: 'info',
+    ORT_INTRA_OP_THREADS: '2',
+    GRANT_SECRET: TEST_GRANT_SECRET,
+    METRICS_TOKEN: TEST_METRICS_TOKEN,
+    REDIS_URL: TEST_REDIS_URL,
+    REDIS_KEY_PREFIX: authz.store.connection.keys.prefix,
+    ...options.env,
+  });
   const metrics = createEmbedderMetrics();
   const { engine, ready } = loadEngine(config, { onBatch: metrics.observeBatch });
-  const admission = createAdmissionClient({ address: config.authzAddress, timeoutMs: config.admissionTimeoutMs, recordAttempts: config.admissionRecordAttempts });
+  const opened = measureSettlement(openSettlementStore({ ...config.redis, timeoutMs: config.settlementTimeoutMs }), metrics);
+  const settlement = options.wrapSettlement ? options.wrapSettlement(opened) : opened;
   const app = buildApp({
     config,
     engine,
     metrics,
-    admission,
+    settlement,
     ...(options.logStream ? { logStream: options.logStream } : { config: { ...config, logLevel: 'silent' } }),
     ...(options.now ? { now: options.now } : {}),
+    // As main.ts does, so every 200 carries x-model-fingerprint.
+    modelFingerprint: await modelFingerprint(modelDir),
   });
   await ready;
+  for (let i = 0; i < 100 && !settlement.isReady(); i += 1) await new Promise((r) => setTimeout(r, 50));
   return {
     app,
     engine,
     authz,
     async close() {
       await app.close();
-      admission.close();
+      settlement.close();
       await engine.close();
       await authz.store.purge();
       await authz.stop();
@@ -105,9 +133,12 @@ export function metricValue(exposition: string, name: string, labels: Record<str
   return undefined;
 }
 
-/** Scrapes the app's GET /metrics. */
+/** The metrics token of every test embedder (what Prometheus would send). */
+export const TEST_METRICS_TOKEN = 'embedder-test-metrics-token-0123456789abcdef';
+
+/** Scrapes the app's GET /metrics, as Prometheus does (with the token). */
 export async function scrapeMetrics(app: FastifyInstance): Promise<string> {
-  const res = await app.inject({ method: 'GET', url: '/metrics' });
+  const res = await app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${TEST_METRICS_TOKEN}` } });
   if (res.statusCode !== 200) throw new Error(`GET /metrics answered ${res.statusCode}`);
   return res.body;
 }

@@ -3,12 +3,13 @@
  * sends one large request (N inputs of 512 tokens each) through the gateway while another sends
  * one-line requests back to back; what each small request waited is recorded.
  */
+import { readFileSync } from 'node:fs';
 import { waitFor } from './process.js';
 import type { Stack } from './stack.js';
 import type { GatewayResponse } from './stack-client.js';
 
 /** One small request as the client saw it. */
-export interface SmallSample {
+interface SmallSample {
   readonly status: number;
   readonly ms: number;
   /** The gateway's own x-queue-time and x-inference-time (ms), when present. */
@@ -23,20 +24,24 @@ export interface FairnessRun {
 }
 
 /** 510 one-token words: with [CLS] and [SEP], exactly 512 tokens, in about 1 KB (1,000 fit in 1 MiB). */
-export const LONGEST_INPUT = Array.from({ length: 510 }, () => 'a').join(' ');
+const LONGEST_INPUT = Array.from({ length: 510 }, () => 'a').join(' ');
 
 /** POSTs an embeddings request with `key`. */
 export function postEmbeddings(stack: Stack, key: string, input: string | string[]): Promise<GatewayResponse> {
   return stack.request({
-    method: 'POST', path: '/v1/embeddings',
+    method: 'POST',
+    path: '/v1/embeddings',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ model: stack.svc.modelId, input, encoding_format: 'base64' }),
   });
 }
 
 /** Inputs waiting in the embedder's queue, from its internal /metrics. */
-export async function queuedInputs(stack: Stack): Promise<number> {
-  const text = await (await fetch(`http://127.0.0.1:${stack.ports.embedder}/metrics`)).text();
+async function queuedInputs(stack: Stack): Promise<number> {
+  const token = readFileSync(stack.dirs.metricsTokenFile, 'utf8').trim();
+  const text = await (
+    await fetch(`http://127.0.0.1:${stack.ports.embedder}/metrics`, { headers: { authorization: `Bearer ${token}` } })
+  ).text();
   const match = /^embedder_queue_inputs (\d+)/m.exec(text);
   return match ? Number(match[1]) : 0;
 }
@@ -49,11 +54,19 @@ const header = (res: GatewayResponse, name: string): number | undefined =>
  * run (the test's extra checks) and sends one-line requests for `smallKey` until it finishes.
  */
 export async function bigAgainstSmall(
-  stack: Stack, bigKey: string, smallKey: string, bigInputs: number, whileBusy: () => Promise<void> = async () => undefined,
+  stack: Stack,
+  bigKey: string,
+  smallKey: string,
+  bigInputs: number,
+  whileBusy: () => Promise<void> = async () => undefined,
 ): Promise<FairnessRun> {
   const started = performance.now();
   let bigDone = false;
-  const big = postEmbeddings(stack, bigKey, Array.from({ length: bigInputs }, () => LONGEST_INPUT)).then((res) => {
+  const big = postEmbeddings(
+    stack,
+    bigKey,
+    Array.from({ length: bigInputs }, () => LONGEST_INPUT),
+  ).then((res) => {
     bigDone = true;
     return { res, ms: performance.now() - started };
   });
@@ -64,7 +77,12 @@ export async function bigAgainstSmall(
   while (!bigDone) {
     const sent = performance.now();
     const res = await postEmbeddings(stack, smallKey, 'Patient denies chest pain.');
-    small.push({ status: res.status, ms: performance.now() - sent, queueMs: header(res, 'x-queue-time'), inferenceMs: header(res, 'x-inference-time') });
+    small.push({
+      status: res.status,
+      ms: performance.now() - sent,
+      queueMs: header(res, 'x-queue-time'),
+      inferenceMs: header(res, 'x-inference-time'),
+    });
   }
   const { res, ms } = await big;
   const tokens = res.status === 200 ? Number(res.json().usage.total_tokens) : 0;

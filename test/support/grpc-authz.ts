@@ -8,17 +8,20 @@ import pino, { type Logger } from 'pino';
 import type { AuthzConfig } from '../../authz/src/config.js';
 import type { AuthzMetrics } from '../../authz/src/metrics.js';
 import { protos } from '../../authz/src/protos.js';
-import { bindServer, createServer } from '../../authz/src/server.js';
+import { bindServer, createServer, type ServerDeps } from '../../authz/src/server.js';
 import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
 import type { AuthorizationClient } from '../../authz/generated/envoy/service/auth/v3/Authorization.js';
 import type { HealthClient } from '../../authz/generated/grpc/health/v1/Health.js';
 import type { CheckRequest } from '../../authz/generated/envoy/service/auth/v3/CheckRequest.js';
 import type { CheckResponse__Output } from '../../authz/generated/envoy/service/auth/v3/CheckResponse.js';
-import { createAdmissionClient, type Admission } from '../../embedder/src/admission-client.js';
 import { TEST_REDIS_URL } from './redis-store.js';
+import { TEST_GRANT_SECRET } from './settlement.js';
+import { AUTHZ_CALLER_METADATA } from '../../contract/headers.js';
 
 export const TEST_MODEL = 'test-bert-1024';
 export const TEST_SECRET = 'authz-tests-hmac-secret-0123456789abcdef';
+/** The caller token the in-process authz requires and its Check client sends, as Envoy does. */
+export const TEST_CALLER_TOKEN = 'authz-tests-caller-token-0123456789abcdef';
 
 /** A complete config for an in-process authz under `prefix`. */
 export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {}): AuthzConfig {
@@ -32,11 +35,19 @@ export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {})
     redisTimeoutMs: 2000,
     keyPrefix: 'CTG',
     keyHashSecret: TEST_SECRET,
+    grantSecret: TEST_GRANT_SECRET,
+    grantTtlMs: 90_000,
     modelId: TEST_MODEL,
     defaultRpm: 600,
     defaultTpm: 1_000_000,
     // Off: these tests revoke and re-check keys under a fixed clock; check-cache.test.ts covers it.
     keyCacheTtlMs: 0,
+    keyCacheMaxKeys: 10_000,
+    keyCacheMaxUnknown: 50_000,
+    keyLookupsMaxInFlight: 32,
+    callerToken: TEST_CALLER_TOKEN,
+    callerAuth: 'token',
+    metricsToken: 'authz-tests-metrics-token-0123456789abcdef',
     drainMs: 0,
     logLevel: 'silent',
     metricsHost: '127.0.0.1',
@@ -49,9 +60,10 @@ export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {})
 export interface RunningAuthz {
   readonly address: string;
   readonly store: RedisStore;
+  /** Check as Envoy calls it, with the caller token. */
   readonly check: (request: CheckRequest) => Promise<CheckResponse__Output>;
-  /** The embedder's own Admission client, connected to this authz. */
-  readonly admission: Admission;
+  /** The raw Check client, for calls with other metadata. */
+  readonly auth: AuthorizationClient;
   readonly health: HealthClient;
   stop(): Promise<void>;
 }
@@ -63,37 +75,53 @@ export interface StartOptions {
   readonly waitForRedis?: boolean;
   /** Measure Checks, store commands, usage writes and key lookups here. */
   readonly metrics?: AuthzMetrics;
+  /** Enforce monthly token budgets' hard stop, as main.ts does. */
+  readonly budgets?: ServerDeps['budgets'];
 }
 
 /** Starts an authz server with its own Redis connection and connects clients to it. */
 export async function startAuthz(config: AuthzConfig, options: StartOptions = {}): Promise<RunningAuthz> {
   const store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
   if (options.waitForRedis !== false) await store.ready();
-  const server = createServer({ config, store, log: options.log ?? pino({ level: 'silent' }), clock: options.clock, metrics: options.metrics });
+  const server = createServer({
+    config,
+    store,
+    log: options.log ?? pino({ level: 'silent' }),
+    clock: options.clock,
+    metrics: options.metrics,
+    budgets: options.budgets,
+  });
   const port = await bindServer(server, '127.0.0.1', 0);
   const address = `127.0.0.1:${port}`;
   const loaded = protos();
   const credentials = grpc.credentials.createInsecure();
   const auth = new loaded.envoy.service.auth.v3.Authorization(address, credentials) as AuthorizationClient;
-  const admission = createAdmissionClient({ address, timeoutMs: 10_000, recordAttempts: 1 });
   const health = new loaded.grpc.health.v1.Health(address, credentials) as HealthClient;
   const check = (request: CheckRequest): Promise<CheckResponse__Output> =>
     new Promise((resolve, reject) => {
-      auth.Check(request, { deadline: Date.now() + 10_000 }, (error, response) => (error || !response ? reject(error) : resolve(response)));
+      auth.Check(request, callerMetadata(), { deadline: Date.now() + 10_000 }, (error, response) =>
+        error || !response ? reject(error) : resolve(response),
+      );
     });
   return {
     address,
     store,
     check,
-    admission,
+    auth,
     health,
     stop: async () => {
       for (const client of [auth, health]) client.close();
-      admission.close();
       await new Promise<void>((resolve) => server.tryShutdown(() => resolve()));
       await store.close();
     },
   };
+}
+
+/** The metadata Envoy's ext_authz sends with every Check: the caller token (`token` replaces it; null leaves it out). */
+export function callerMetadata(token: string | null = TEST_CALLER_TOKEN): grpc.Metadata {
+  const metadata = new grpc.Metadata();
+  if (token !== null) metadata.set(AUTHZ_CALLER_METADATA, token);
+  return metadata;
 }
 
 export interface EnvoyCheck {
@@ -105,13 +133,26 @@ export interface EnvoyCheck {
 
 /** A CheckRequest as Envoy's ext_authz filter sends it: headers only, lower-cased. */
 export function envoyCheck(request: EnvoyCheck): CheckRequest {
-  const headers: Record<string, string> = { ':authority': 'localhost:8443', 'content-type': 'application/json', 'x-request-id': 'req-1', ...request.headers };
+  const headers: Record<string, string> = {
+    ':authority': 'localhost:8443',
+    'content-type': 'application/json',
+    'x-request-id': 'req-1',
+    ...request.headers,
+  };
   if (request.authorization !== undefined) headers.authorization = request.authorization;
   return {
     attributes: {
       request: {
         time: { seconds: Math.floor(Date.now() / 1000), nanos: 0 },
-        http: { id: '123', method: request.method ?? 'POST', path: request.path ?? '/v1/embeddings', host: 'localhost:8443', scheme: 'https', protocol: 'HTTP/1.1', headers },
+        http: {
+          id: '123',
+          method: request.method ?? 'POST',
+          path: request.path ?? '/v1/embeddings',
+          host: 'localhost:8443',
+          scheme: 'https',
+          protocol: 'HTTP/1.1',
+          headers,
+        },
       },
     },
   };

@@ -4,7 +4,7 @@
  * Tests run it as a child process when they need a fresh process environment.
  * Usage: node --import tsx test/support/model-runner-child.ts <model dir>
  */
-import { readManifest } from '../../embedder/src/model/manifest.js';
+import { readManifest } from '../../contract/model-manifest.js';
 import { startModelRunner } from '../../embedder/src/model/runner.js';
 
 const dir = process.argv[2];

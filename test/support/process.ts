@@ -27,15 +27,14 @@ export type StartOptions = Omit<ChildOptions, 'netns'>;
 export function startProcess(options: StartOptions): ChildHandle {
   const child = spawnChild({ ...options, env: { ...minimalEnv(), ...options.env } });
   return {
-    name: child.name, logFile: child.logFile, child: child.process,
+    name: child.name,
+    logFile: child.logFile,
+    child: child.process,
     exited: () => child.exited(),
-    stop: async (graceMs) => { await child.stop(graceMs); },
+    stop: async (graceMs) => {
+      await child.stop(graceMs);
+    },
   };
-}
-
-/** Starts a TypeScript entry point with tsx loaded in-process, so the pid is the service's own. */
-export function startTsProcess(options: Omit<StartOptions, 'command' | 'args'> & { entry: string; args?: string[] }): ChildHandle {
-  return startProcess({ ...options, command: process.execPath, args: ['--import', 'tsx', options.entry, ...(options.args ?? [])] });
 }
 
 /** Polls `probe` until it returns true; fails after `timeoutMs`, or at once if a watched process died. */

@@ -8,6 +8,9 @@ export interface RedisProxy {
   readonly url: string;
   /** Keeps connections open but stops forwarding: Redis looks alive and never answers. */
   stall(): void;
+  /** Holds every byte both ways, as a Redis stopped with SIGSTOP would; `resume` delivers them, late. */
+  pause(): void;
+  resume(): void;
   /** Destroys every open connection and stops listening. */
   stop(): Promise<void>;
 }
@@ -16,6 +19,12 @@ export interface RedisProxy {
 export async function startRedisProxy(targetHost = '127.0.0.1', targetPort = 6379): Promise<RedisProxy> {
   const sockets = new Set<net.Socket>();
   let stalled = false;
+  let held: Array<() => void> | null = null;
+  const forward = (to: net.Socket) => (chunk: Buffer) => {
+    if (stalled) return;
+    if (held) held.push(() => to.write(chunk));
+    else to.write(chunk);
+  };
   const server = net.createServer((client) => {
     const upstream = net.connect(targetPort, targetHost);
     for (const socket of [client, upstream]) {
@@ -23,8 +32,8 @@ export async function startRedisProxy(targetHost = '127.0.0.1', targetPort = 637
       socket.on('close', () => sockets.delete(socket));
       socket.on('error', () => socket.destroy());
     }
-    client.on('data', (chunk) => void (stalled || upstream.write(chunk)));
-    upstream.on('data', (chunk) => void (stalled || client.write(chunk)));
+    client.on('data', forward(upstream));
+    upstream.on('data', forward(client));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as net.AddressInfo;
@@ -32,6 +41,14 @@ export async function startRedisProxy(targetHost = '127.0.0.1', targetPort = 637
     url: `redis://127.0.0.1:${port}`,
     stall: () => {
       stalled = true;
+    },
+    pause: () => {
+      held ??= [];
+    },
+    resume: () => {
+      const pending = held ?? [];
+      held = null;
+      for (const deliver of pending) deliver();
     },
     stop: () =>
       new Promise((resolve) => {

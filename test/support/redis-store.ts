@@ -4,8 +4,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
+import { DEFAULT_REDIS_URL } from '../../contract/redis-target.js';
 
-export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const TEST_REDIS_URL = process.env.TEST_REDIS_URL ?? DEFAULT_REDIS_URL;
 
 /** A fresh `authz-test:<random>:` prefix. */
 export function testPrefix(): string {

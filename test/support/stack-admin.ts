@@ -71,10 +71,14 @@ export function usage(stack: Stack, org: string): Usage {
  */
 export async function waitForUsage(stack: Stack, org: string, expected: { requests: number; tokens?: number }): Promise<Usage> {
   let last: Usage | undefined;
-  await waitFor(`usage of ${org} to reach ${JSON.stringify(expected)}`, async () => {
-    last = usage(stack, org);
-    return last.requests === expected.requests && (expected.tokens === undefined || last.tokens === expected.tokens);
-  }, 15_000).catch((err: Error) => {
+  await waitFor(
+    `usage of ${org} to reach ${JSON.stringify(expected)}`,
+    async () => {
+      last = usage(stack, org);
+      return last.requests === expected.requests && (expected.tokens === undefined || last.tokens === expected.tokens);
+    },
+    15_000,
+  ).catch((err: Error) => {
     throw new Error(`${err.message}; last seen ${JSON.stringify(last)}`);
   });
   return last!;

@@ -6,18 +6,28 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { readManifestId } from '../../embedder/src/model/manifest.js';
-import { authzComponent, authzEnv, embedderComponent, envoyComponent, repoRoot, type ServiceContract } from '../../scripts/stack/components.js';
+import { readManifestId } from '../../contract/model-manifest.js';
+import { deleteSettlementUser } from '../../scripts/stack/settlement-user.js';
+import { DEFAULT_REDIS_URL } from '../../contract/redis-target.js';
+import {
+  authzComponent,
+  authzEnv,
+  embedderComponent,
+  envoyComponent,
+  repoRoot,
+  type ServiceContract,
+} from '../../scripts/stack/components.js';
 import { startLocalStack, writeLocalEnvoyConfig, type LocalStackSettings } from '../../scripts/stack/local-stack.js';
+import { ensureSecretFile } from '../../scripts/stack/secrets.js';
 import { Supervisor } from '../../scripts/stack/supervisor.js';
 import { freePort } from './process.js';
 import { gatewayRequest, type GatewayRequest, type GatewayResponse } from './stack-client.js';
 
 export { repoRoot };
-export const redisUrl = process.env.REDIS_URL || 'redis://127.0.0.1:6379';
+export const redisUrl = process.env.REDIS_URL || DEFAULT_REDIS_URL;
 
 let envoyPath: string | undefined;
 
@@ -43,6 +53,12 @@ export interface StackDir {
   readonly certFile: string;
   readonly keyFile: string;
   readonly secretFile: string;
+  readonly grantSecretFile: string;
+  /** The embedder's own Redis user for this stack (removed when it stops). */
+  readonly settlementUser: { readonly username: string; readonly passwordFile: string };
+  /** The caller token Envoy sends authz, and the token authz's GET /metrics requires. */
+  readonly callerTokenFile: string;
+  readonly metricsTokenFile: string;
 }
 
 /** A fresh temp directory with logs/, a CA and server certificate, and a key-hash secret. */
@@ -52,9 +68,19 @@ export function makeStackDir(): StackDir {
   mkdirSync(logDir);
   execFileSync('bash', [join(repoRoot, 'scripts/certs.sh'), join(dir, 'tls')], { stdio: 'pipe' });
   const secretFile = join(dir, 'key-hash-secret');
-  writeFileSync(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
+  const grantSecretFile = join(dir, 'grant-secret');
+  const passwordFile = join(dir, 'redis-embedder-password');
+  const callerTokenFile = join(dir, 'authz-caller-token');
+  const metricsTokenFile = join(dir, 'metrics-token');
+  for (const file of [secretFile, grantSecretFile, passwordFile, callerTokenFile, metricsTokenFile]) ensureSecretFile(file);
   return {
-    dir, logDir, secretFile,
+    dir,
+    logDir,
+    secretFile,
+    grantSecretFile,
+    callerTokenFile,
+    metricsTokenFile,
+    settlementUser: { username: `ctg-embedder-test-${randomBytes(6).toString('hex')}`, passwordFile },
     caFile: join(dir, 'tls/ca.pem'),
     certFile: join(dir, 'tls/server.pem'),
     keyFile: join(dir, 'tls/server-key.pem'),
@@ -68,7 +94,13 @@ export function removeStackDir(dirs: StackDir): void {
 
 /** Free ports for every component. */
 export async function pickPorts(): Promise<StackPorts> {
-  return { gateway: await freePort(), admin: await freePort(), authz: await freePort(), embedder: await freePort(), authzMetrics: await freePort() };
+  return {
+    gateway: await freePort(),
+    admin: await freePort(),
+    authz: await freePort(),
+    embedder: await freePort(),
+    authzMetrics: await freePort(),
+  };
 }
 
 /** What authz, the embedder and the admin CLI need to agree on. */
@@ -78,8 +110,16 @@ export interface ServiceEnv {
   readonly redisKeyPrefix: string;
 }
 
-function contract(dirs: StackDir, svc: ServiceEnv, ports?: StackPorts): ServiceContract {
-  return { ...svc, keyHashSecretFile: dirs.secretFile, redisUrl, ...(ports ? { authzAddress: `127.0.0.1:${ports.authz}` } : {}) };
+function contract(dirs: StackDir, svc: ServiceEnv): ServiceContract {
+  return {
+    ...svc,
+    keyHashSecretFile: dirs.secretFile,
+    grantSecretFile: dirs.grantSecretFile,
+    redisUrl,
+    settlementUser: dirs.settlementUser,
+    authzCallerTokenFile: dirs.callerTokenFile,
+    metricsTokenFile: dirs.metricsTokenFile,
+  };
 }
 
 /** Envoy settings a test may override (limits and timeouts); ports and files are the stack's. */
@@ -87,11 +127,17 @@ export type EnvoyOverrides = NonNullable<LocalStackSettings['envoy']>;
 
 function settings(dirs: StackDir, ports: StackPorts, svc: ServiceEnv, envoy: EnvoyOverrides = {}): LocalStackSettings {
   return {
-    svc: contract(dirs, svc), logDir: dirs.logDir, envoyConfigFile: join(dirs.dir, 'envoy.yaml'), envoyBinary: envoyBinary(),
-    gateway: { host: '127.0.0.1', port: ports.gateway }, envoyAdminPort: ports.admin,
-    authz: { host: '127.0.0.1', port: ports.authz }, embedder: { host: '127.0.0.1', port: ports.embedder },
+    svc: contract(dirs, svc),
+    logDir: dirs.logDir,
+    envoyConfigFile: join(dirs.dir, 'envoy.yaml'),
+    envoyBinary: envoyBinary(),
+    gateway: { host: '127.0.0.1', port: ports.gateway },
+    envoyAdminPort: ports.admin,
+    authz: { host: '127.0.0.1', port: ports.authz },
+    embedder: { host: '127.0.0.1', port: ports.embedder },
     // Dual-stack on loopback, as the default listener is on every address.
-    tls: { certFile: dirs.certFile, keyFile: dirs.keyFile }, envoy: { authzTimeoutMs: 500, gatewayExtraHosts: ['::1'], ...envoy },
+    tls: { certFile: dirs.certFile, keyFile: dirs.keyFile },
+    envoy: { authzTimeoutMs: 500, gatewayExtraHosts: ['::1'], ...envoy },
   };
 }
 
@@ -104,24 +150,54 @@ async function started(spec: Supervisor['spec']): Promise<Supervisor> {
   return sup;
 }
 
-/** Renders the bootstrap into the stack dir and starts Envoy; resolves once it is LIVE. */
-export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeoutMs = 500): Promise<Supervisor> {
-  const s = settings(dirs, ports, { modelDir: '', modelId: '', redisKeyPrefix: '' }, { authzTimeoutMs });
+/** Renders the bootstrap into the stack dir (`envoy`: limits a test sets) and starts Envoy; resolves once it is LIVE. */
+export async function startEnvoy(dirs: StackDir, ports: StackPorts, authzTimeoutMs = 500, envoy: EnvoyOverrides = {}): Promise<Supervisor> {
+  const s = settings(dirs, ports, { modelDir: '', modelId: '', redisKeyPrefix: '' }, { authzTimeoutMs, ...envoy });
   writeLocalEnvoyConfig(s);
-  return started(envoyComponent({
-    binary: s.envoyBinary, configFile: s.envoyConfigFile, adminPort: ports.admin,
-    gatewayHost: '127.0.0.1', gatewayPort: ports.gateway, logFile: join(dirs.logDir, 'envoy.log'),
-  }));
+  return started(
+    envoyComponent({
+      binary: s.envoyBinary,
+      configFile: s.envoyConfigFile,
+      adminPort: ports.admin,
+      gatewayHost: '127.0.0.1',
+      gatewayPort: ports.gateway,
+      logFile: join(dirs.logDir, 'envoy.log'),
+    }),
+  );
 }
 
 /** Starts authz (`overrides` replace variables, e.g. a dead REDIS_URL); resolves once it listens. */
-export function startAuthz(dirs: StackDir, ports: StackPorts, svc: ServiceEnv, overrides: Record<string, string> = {}): Promise<Supervisor> {
-  return started(authzComponent(contract(dirs, svc), { host: '127.0.0.1', port: ports.authz, logFile: join(dirs.logDir, 'authz.log'), overrides: { ...authzMetricsEnv(ports), ...overrides } }));
+export function startAuthz(
+  dirs: StackDir,
+  ports: StackPorts,
+  svc: ServiceEnv,
+  overrides: Record<string, string> = {},
+): Promise<Supervisor> {
+  return started(
+    authzComponent(contract(dirs, svc), {
+      host: '127.0.0.1',
+      port: ports.authz,
+      logFile: join(dirs.logDir, 'authz.log'),
+      overrides: { ...authzMetricsEnv(ports), ...overrides },
+    }),
+  );
 }
 
 /** Starts the embedder (`overrides` replace variables); resolves once /ready answers (model loaded). */
-export function startEmbedder(dirs: StackDir, ports: StackPorts, svc: ServiceEnv, overrides: Record<string, string> = {}): Promise<Supervisor> {
-  return started(embedderComponent(contract(dirs, svc, ports), { host: '127.0.0.1', port: ports.embedder, logFile: join(dirs.logDir, 'embedder.log'), overrides }));
+export function startEmbedder(
+  dirs: StackDir,
+  ports: StackPorts,
+  svc: ServiceEnv,
+  overrides: Record<string, string> = {},
+): Promise<Supervisor> {
+  return started(
+    embedderComponent(contract(dirs, svc), {
+      host: '127.0.0.1',
+      port: ports.embedder,
+      logFile: join(dirs.logDir, 'embedder.log'),
+      overrides,
+    }),
+  );
 }
 
 /** The served model id: the manifest's id in `modelDir` (read by the embedder's manifest module). */
@@ -158,7 +234,11 @@ function authzMetricsEnv(ports: StackPorts): Record<string, string> {
  * Starts Redis-backed authz, the embedder on `modelDir`, and Envoy in front; all on free ports.
  * `env` goes to authz and the embedder (the tracing tests point them at their receiver).
  */
-export async function startStack(modelDir = join(repoRoot, '.local/models/default'), envoy: EnvoyOverrides = {}, env: Record<string, string> = {}): Promise<Stack> {
+export async function startStack(
+  modelDir = join(repoRoot, '.local/models/default'),
+  envoy: EnvoyOverrides = {},
+  env: Record<string, string> = {},
+): Promise<Stack> {
   const dirs = makeStackDir();
   const ports = await pickPorts();
   const svc: ServiceEnv = { modelDir, modelId: manifestModelId(modelDir), redisKeyPrefix: `ctg-e2e-${randomBytes(6).toString('hex')}:` };
@@ -170,24 +250,33 @@ export async function startStack(modelDir = join(repoRoot, '.local/models/defaul
 function makeStack(dirs: StackDir, ports: StackPorts, svc: ServiceEnv, processes: Stack['processes']): Stack {
   const ca = readFileSync(dirs.caFile);
   const stack: Stack = {
-    dirs, ports, svc, ca, processes,
+    dirs,
+    ports,
+    svc,
+    ca,
+    processes,
     baseUrl: `https://localhost:${ports.gateway}`,
     request: (req) => gatewayRequest({ host: 'localhost', port: ports.gateway, ca }, req),
-    admin: (args) => execFileSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'authz/src/admin/cli.ts'), ...args], {
-      cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'],
-      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...authzEnv(contract(dirs, svc), '127.0.0.1', ports.authz) },
-    }),
+    admin: (args) =>
+      execFileSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'authz/src/admin/cli.ts'), ...args], {
+        cwd: repoRoot,
+        encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...authzEnv(contract(dirs, svc), '127.0.0.1', ports.authz) },
+      }),
     async stopService(name) {
       await stack.processes[name].stop();
     },
     async startService(name, overrides = {}) {
       await stack.processes[name].stop();
-      stack.processes[name] = name === 'authz' ? await startAuthz(dirs, ports, svc, overrides) : await startEmbedder(dirs, ports, svc, overrides);
+      stack.processes[name] =
+        name === 'authz' ? await startAuthz(dirs, ports, svc, overrides) : await startEmbedder(dirs, ports, svc, overrides);
     },
     async stop() {
       await stack.processes.envoy.stop();
       await Promise.all([stack.processes.authz.stop(), stack.processes.embedder.stop()]);
       deleteRedisKeys(svc.redisKeyPrefix);
+      await deleteSettlementUser(redisUrl, dirs.settlementUser.username).catch(() => undefined);
       removeStackDir(dirs);
     },
   };
@@ -198,7 +287,8 @@ function makeStack(dirs: StackDir, ports: StackPorts, svc: ServiceEnv, processes
 export function deleteRedisKeys(prefix: string, url = redisUrl): void {
   if (!/^ctg-(e2e|envoy|fleet)-[0-9a-f]+:$/.test(prefix)) throw new Error(`refusing to delete keys under ${prefix}`);
   const keys = execFileSync('redis-cli', ['-u', url, '--scan', '--pattern', `${prefix}*`], { encoding: 'utf8' })
-    .split('\n').filter(Boolean);
+    .split('\n')
+    .filter(Boolean);
   for (let i = 0; i < keys.length; i += 500) {
     execFileSync('redis-cli', ['-u', url, 'UNLINK', ...keys.slice(i, i + 500)], { stdio: 'ignore' });
   }

@@ -18,8 +18,12 @@ const input = ['The patient denies chest pain.', 'Troponin within normal limits.
 
 // The SDK's classes by status; the report names the most specific one the error is.
 const CLASSES = [
-  OpenAI.BadRequestError, OpenAI.AuthenticationError, OpenAI.PermissionDeniedError, OpenAI.NotFoundError,
-  OpenAI.RateLimitError, OpenAI.InternalServerError,
+  OpenAI.BadRequestError,
+  OpenAI.AuthenticationError,
+  OpenAI.PermissionDeniedError,
+  OpenAI.NotFoundError,
+  OpenAI.RateLimitError,
+  OpenAI.InternalServerError,
 ];
 
 interface ErrorReport {
@@ -40,14 +44,24 @@ async function errorOf(call: () => Promise<unknown>, tries = 1): Promise<ErrorRe
     } catch (err) {
       const e = err as InstanceType<typeof OpenAI.APIError>;
       const known = CLASSES.find((c) => err instanceof c);
-      return { class: known?.name ?? (err as Error).constructor.name, status: e.status, code: e.code, type: e.type, param: e.param, message: e.message, requestId: e.requestID };
+      return {
+        class: known?.name ?? (err as Error).constructor.name,
+        status: e.status,
+        code: e.code,
+        type: e.type,
+        param: e.param,
+        message: e.message,
+        requestId: e.requestID,
+      };
     }
   }
   return { class: 'none' };
 }
 
-const embedWith = (apiKey: string, fields: { input?: string | string[] } = {}) =>
-  () => client(apiKey).embeddings.create({ model, input: 'x', ...fields });
+const embedWith =
+  (apiKey: string, fields: { input?: string | string[] } = {}) =>
+  () =>
+    client(apiKey).embeddings.create({ model, input: 'x', ...fields });
 
 const main = async () => {
   if (process.env.MODE === 'unavailable') {
@@ -62,7 +76,9 @@ const main = async () => {
     model: byDefault.model,
     defaultLengths: byDefault.data.map((d) => d.embedding.length),
     floatLengths: asFloat.data.map((d) => d.embedding.length),
-    maxAbsDifference: Math.max(...byDefault.data.flatMap((d, i) => d.embedding.map((x, j) => Math.abs(x - asFloat.data[i]!.embedding[j]!)))),
+    maxAbsDifference: Math.max(
+      ...byDefault.data.flatMap((d, i) => d.embedding.map((x, j) => Math.abs(x - asFloat.data[i]!.embedding[j]!))),
+    ),
     defaultIsNumbers: byDefault.data.every((d) => d.embedding.every((x) => typeof x === 'number')),
     usage: asFloat.usage,
     errors: {
@@ -79,6 +95,6 @@ const main = async () => {
 };
 
 main().catch((err: unknown) => {
-  process.stderr.write(`${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(`${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
   process.exit(1);
 });

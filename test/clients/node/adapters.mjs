@@ -1,0 +1,45 @@
+/**
+ * How driver.mjs reads vectors out of each Node client's snippet, and calls it without
+ * retries (the twin of ../python/adapters.py). `exports` names what the snippet must define;
+ * a renamed variable fails the run.
+ */
+const MODEL = 'all-MiniLM-L6-v2-int8';
+
+export const adapters = {
+  'openai-node': {
+    exports: ['client'],
+    document: async ({ client }, t) => (await client.embeddings.create({ model: MODEL, input: [t] })).data[0].embedding,
+    query: async ({ client }, t) => (await client.embeddings.create({ model: MODEL, input: [t], input_type: 'query' })).data[0].embedding,
+    extra: async () => ({}),
+    noRetries:
+      ({ client }) =>
+      (texts) =>
+        client.withOptions({ maxRetries: 0 }).embeddings.create({ model: MODEL, input: texts }),
+  },
+  'langchain-node': {
+    exports: ['documents', 'queries'],
+    document: async ({ documents }, t) => (await documents.embedDocuments([t]))[0],
+    query: ({ queries }, t) => queries.embedQuery(t),
+    extra: async () => ({}),
+    // LangChain's caller retries a 429 six times with backoff (about a minute).
+    noRetries: ({ documents }) => {
+      documents.caller.maxRetries = 0;
+      return (texts) => documents.embedDocuments(texts);
+    },
+  },
+  'vercel-ai': {
+    exports: ['documents', 'queries', 'embed', 'embedMany'],
+    document: async ({ documents, embed }, t) => (await embed({ model: documents, value: t })).embedding,
+    query: async ({ queries, embed }, t) => (await embed({ model: queries, value: t })).embedding,
+    // 1,001 values: more than one request takes, fewer than the provider's own 2,048.
+    extra: async ({ documents, embedMany }, t) => {
+      const values = Array.from({ length: 1001 }, (_, i) => `${t} ${i % 7}`);
+      const { embeddings } = await embedMany({ model: documents, values, maxRetries: 0 });
+      return { embedMany1001: embeddings.length };
+    },
+    noRetries:
+      ({ documents, embedMany }) =>
+      (texts) =>
+        embedMany({ model: documents, values: texts, maxRetries: 0 }),
+  },
+};

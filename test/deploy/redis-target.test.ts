@@ -1,0 +1,145 @@
+/**
+ * Redis as production runs it (deploy/redis/): a primary with a password and TLS only, found
+ * through a Sentinel that has its own password and TLS. contract/redis-target.ts must log in to
+ * both, over TLS verified with the private CA; a wrong sentinel password, or no CA, must fail.
+ * Real redis-server and redis-sentinel (Debian's 7.0, built with TLS) on free ports.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openRedis, type RedisTarget } from '../../contract/redis-target.js';
+import { freePort, startProcess, waitFor, type ManagedProcess } from '../support/process.js';
+import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
+
+const password = randomBytes(12).toString('hex');
+const sentinelPassword = randomBytes(12).toString('hex');
+let dirs: StackDir;
+let redisPort: number;
+let sentinelPort: number;
+let ca: string;
+const processes: ManagedProcess[] = [];
+
+/** TLS on the only port; clients need no certificate of their own (as deploy/redis/ configures it). */
+const tlsLines = (d: StackDir) => [
+  `tls-cert-file ${d.certFile}`,
+  `tls-key-file ${d.keyFile}`,
+  `tls-ca-cert-file ${d.caFile}`,
+  'tls-auth-clients no',
+  'tls-replication yes',
+  'port 0',
+];
+
+beforeAll(async () => {
+  dirs = makeStackDir();
+  ca = readFileSync(dirs.caFile, 'utf8');
+  redisPort = await freePort();
+  sentinelPort = await freePort();
+  const redisConf = join(dirs.dir, 'redis.conf');
+  writeFileSync(
+    redisConf,
+    [
+      `tls-port ${redisPort}`,
+      'bind 127.0.0.1',
+      `requirepass ${password}`,
+      `masterauth ${password}`,
+      'save ""',
+      'appendonly no',
+      ...tlsLines(dirs),
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  processes.push(
+    startProcess({ name: 'redis', command: 'redis-server', args: [redisConf], env: {}, logFile: join(dirs.logDir, 'redis.log') }),
+  );
+  const sentinelConf = join(dirs.dir, 'sentinel.conf');
+  writeFileSync(
+    sentinelConf,
+    [
+      `tls-port ${sentinelPort}`,
+      'bind 127.0.0.1',
+      `dir ${dirs.dir}`,
+      ...tlsLines(dirs),
+      `requirepass ${sentinelPassword}`,
+      `sentinel sentinel-pass ${sentinelPassword}`,
+      `sentinel monitor ctg 127.0.0.1 ${redisPort} 1`,
+      `sentinel auth-pass ctg ${password}`,
+      '',
+    ].join('\n'),
+    { mode: 0o600 },
+  );
+  processes.push(
+    startProcess({
+      name: 'sentinel',
+      command: 'redis-sentinel',
+      args: [sentinelConf],
+      env: {},
+      logFile: join(dirs.logDir, 'sentinel.log'),
+    }),
+  );
+  await waitFor('redis and the sentinel to accept TLS logins', async () => (await roundTrip(target())) === 'ok', 20_000, processes);
+});
+
+afterAll(async () => {
+  await Promise.all(processes.map((p) => p.stop()));
+  if (dirs) removeStackDir(dirs);
+});
+
+function target(overrides: Partial<RedisTarget> = {}): RedisTarget {
+  return {
+    url: `rediss://:${password}@ignored.invalid:1`,
+    sentinels: [{ host: '127.0.0.1', port: sentinelPort }],
+    sentinelName: 'ctg',
+    sentinelPassword,
+    tlsCa: ca,
+    ...overrides,
+  };
+}
+
+/** SET then GET through a fresh connection within 5 s; the error's message when it fails. */
+async function roundTrip(t: RedisTarget): Promise<string> {
+  const redis = openRedis(t, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 2_000,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+    sentinelRetryStrategy: () => null,
+  });
+  redis.on('error', () => undefined);
+  const attempt = (async () => {
+    await redis.connect();
+    const key = `ctg-redis-target-test:${randomBytes(4).toString('hex')}`;
+    await redis.set(key, 'v', 'EX', 60);
+    return (await redis.get(key)) === 'v' ? 'ok' : 'wrong value';
+  })();
+  // A refused login may leave ioredis retrying quietly: no answer in time is a failure too.
+  const timeout = new Promise<string>((resolve) => setTimeout(() => resolve('no connection within 5 s'), 5_000).unref());
+  try {
+    return await Promise.race([attempt.catch((error: Error) => error.message), timeout]);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+describe('the Redis target through Sentinel, with passwords and TLS', () => {
+  it('logs in to the sentinel and the primary it names, over TLS verified with the private CA', async () => {
+    expect(await roundTrip(target())).toBe('ok');
+  });
+
+  it("without the primary's password the primary refuses it (the password travels in the URL)", async () => {
+    expect(await roundTrip(target({ url: 'rediss://ignored.invalid:1' }))).not.toBe('ok');
+    expect(await roundTrip(target({ url: 'rediss://:wrong@ignored.invalid:1' }))).not.toBe('ok');
+  });
+
+  it('a wrong sentinel password, or no private CA, and nothing connects', async () => {
+    expect(await roundTrip(target({ sentinelPassword: 'wrong' }))).not.toBe('ok');
+    expect(await roundTrip(target({ tlsCa: undefined }))).not.toBe('ok');
+  });
+
+  it('a plain URL with TLS and the CA works without Sentinel too', async () => {
+    expect(await roundTrip({ url: `rediss://:${password}@127.0.0.1:${redisPort}`, tlsCa: ca })).toBe('ok');
+    expect(await roundTrip({ url: `rediss://:${password}@127.0.0.1:${redisPort}` })).not.toBe('ok');
+  });
+});

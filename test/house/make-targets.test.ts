@@ -1,0 +1,141 @@
+/**
+ * The README's make targets, typed as a user types them, for those no other test runs:
+ * `make help` (and that it lists every target the README's table promises), `make console`, and
+ * `make prometheus` against a running stack. `make fleet` runs in test/fleet/fleet.test.ts
+ * (`make fleet FLEET_ARGS="--quick …"`), the others in test/stack, test/e2e and the suites
+ * themselves. Each target runs on free ports, in its own process group, stopped afterwards.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { freePort, waitFor } from '../support/process.js';
+import { testPrefix } from '../support/redis-store.js';
+import { redisUrl, repoRoot, startStack, type Stack } from '../support/stack.js';
+
+interface MakeRun {
+  readonly child: ChildProcess;
+  output(): string;
+  /** SIGTERM to the whole group (make, its shell, the server), then waits for make to exit. */
+  stop(): Promise<void>;
+}
+
+/** `make <args>` in the repository, as its own process group, with `env` added to this one's. */
+function make(args: readonly string[], env: Record<string, string> = {}): MakeRun {
+  let output = '';
+  const child = spawn('make', args, { cwd: repoRoot, env: { ...process.env, ...env }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const exited = new Promise<void>((done) => child.once('exit', () => done()));
+  return {
+    child,
+    output: () => output,
+    stop: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        try {
+          process.kill(-child.pid!, 'SIGTERM');
+        } catch {
+          // The group is already gone.
+        }
+        await Promise.race([exited, new Promise((r) => setTimeout(r, 10_000))]);
+      }
+    },
+  };
+}
+
+const running: MakeRun[] = [];
+const scratch: string[] = [];
+afterAll(async () => {
+  await Promise.all(running.map((run) => run.stop()));
+  for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
+});
+
+/** The targets in the README's table of make targets. */
+function readmeTargets(): string[] {
+  const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  const table = readme.slice(readme.indexOf('| Target | Does |'));
+  const rows = table.slice(0, table.indexOf('\n\n')).split('\n');
+  return [...new Set(rows.flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`make ([a-z-]+)`/g)].map((m) => m[1]!)))];
+}
+
+describe('the README make targets', () => {
+  it('make help lists every target, and the README table names each of them', () => {
+    const result = spawnSync('make', ['help'], { cwd: repoRoot, encoding: 'utf8' });
+    expect(result.status, result.stderr).toBe(0);
+    const listed = [...result.stdout.matchAll(/^ {2}make ([a-z-]+)\s/gm)].map((m) => m[1]!);
+    const promised = readmeTargets();
+    expect(promised.length).toBeGreaterThan(10);
+    expect(listed.filter((t) => t !== 'help').sort()).toEqual([...promised].sort());
+  });
+
+  it('make console serves the console and the admin API with the token it wrote', { timeout: 90_000 }, async () => {
+    const port = await freePort();
+    const run = make(['console'], {
+      ADMIN_PORT: String(port),
+      // Its own Redis key prefix and secret: the console must not touch a developer's stack.
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: testPrefix(),
+      KEY_HASH_SECRET: randomBytes(24).toString('hex'),
+      MODEL_ID: 'console-check',
+    });
+    running.push(run);
+    const base = `http://127.0.0.1:${port}`;
+    await waitFor('make console to listen', async () => (await fetch(`${base}/`).catch(() => undefined))?.ok === true, 60_000);
+    expect(await (await fetch(`${base}/`)).text()).toMatch(/<html/i);
+    const token = readFileSync(join(repoRoot, '.local/admin-token'), 'utf8').trim();
+    const orgs = await fetch(`${base}/api/orgs`, { headers: { authorization: `Bearer ${token}` } });
+    expect(orgs.status, run.output()).toBe(200);
+    const refused = await fetch(`${base}/api/orgs`, { headers: { authorization: `Bearer ${'x'.repeat(44)}` } });
+    expect(refused.status).toBe(401);
+    await run.stop();
+    expect(run.child.exitCode ?? run.child.signalCode).not.toBeNull();
+  });
+
+  describe('make prometheus, after a stack is up', () => {
+    let stack: Stack | undefined;
+    afterAll(async () => {
+      await stack?.stop();
+    });
+
+    it('scrapes the stack, every target up', { timeout: 240_000 }, async () => {
+      stack = await startStack(join(repoRoot, '.local/models/test'));
+      const port = await freePort();
+      const dir = mkdtempSync(join(tmpdir(), 'make-prometheus-'));
+      scratch.push(dir);
+      // The stack's own variables, as `make up` on other ports would have them exported.
+      const run = make(['prometheus'], {
+        PROMETHEUS_PORT: String(port),
+        PROMETHEUS_DIR: dir,
+        ENVOY_ADMIN_PORT: String(stack.ports.admin),
+        AUTHZ_METRICS_PORT: String(stack.ports.authzMetrics),
+        EMBEDDER_PORT: String(stack.ports.embedder),
+        METRICS_TOKEN_FILE: stack.dirs.metricsTokenFile,
+      });
+      running.push(run);
+      const base = `http://127.0.0.1:${port}`;
+      await waitFor(
+        'make prometheus to be ready',
+        async () => (await fetch(`${base}/-/ready`).catch(() => undefined))?.ok === true,
+        60_000,
+      );
+      type Targets = { activeTargets: Array<{ labels: { job: string }; health: string }> };
+      let targets: Targets['activeTargets'] = [];
+      // The committed config scrapes every 15 s: the first scrape of each job comes within that.
+      await waitFor(
+        'every target scraped and up',
+        async () => {
+          const body = (await (await fetch(`${base}/api/v1/targets?state=active`)).json()) as { data: Targets };
+          targets = body.data.activeTargets;
+          return targets.length === 3 && targets.every((t) => t.health === 'up');
+        },
+        60_000,
+      ).catch((error: Error) => {
+        throw new Error(`${error.message}: ${JSON.stringify(targets)}\n${run.output()}`);
+      });
+      expect(targets.map((t) => t.labels.job).sort()).toEqual(['authz', 'embedder', 'envoy']);
+      await run.stop();
+    });
+  });
+});

@@ -1,0 +1,333 @@
+/**
+ * The three images as a platform team runs them (make test-images, after scripts/images/build.sh):
+ * the staging overlay's containers, each with its pod's restrictions (read-only root, the
+ * manifest's non-root user, no capabilities, no privilege escalation) and exactly its rendered
+ * environment, on one podman network standing in for the namespace, where every Service name the
+ * overlay creates resolves (aardvark-dns) to the containers it selects. Two authz replicas, one
+ * embedder, the gateway's Envoy rendered by its init container, and a Redis with a password.
+ * Through the containerised Envoy: an embedding with a key is 200 and its usage is recorded, a
+ * keyless request is 401; straight to the embedder container (no gateway, forged identity
+ * headers), the request is refused.
+ */
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IDENTITY_HEADERS as HEADERS } from '../../contract/headers.js';
+import { settlementAclRules } from '../../contract/redis/settlement-keys.js';
+import { find, parseObjects, renderOverlay, type K8sObject } from '../deploy/kustomize.js';
+import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
+import { waitFor } from '../support/process.js';
+import { PodNetwork, podman } from './podman.js';
+
+const IMAGES = { authz: 'localhost/ctg-authz:test', embedder: 'localhost/ctg-embedder:test', gateway: 'localhost/ctg-gateway:test' };
+const REDIS_IMAGE = 'localhost/ctg-test-redis:bookworm';
+const objects = parseObjects(renderOverlay('staging'));
+const podOf = (name: string) => find(objects, 'Deployment', name).spec.template.spec;
+const envOf = (configMap: string) => ({ ...find(objects, 'ConfigMap', configMap).data });
+/** The Service names that select a Deployment's pods: the DNS aliases its containers get. */
+const servicesOf = (deployment: string): string[] => {
+  const labels = find(objects, 'Deployment', deployment).spec.template.metadata.labels as Record<string, string>;
+  return objects
+    .filter((o: K8sObject) => o.kind === 'Service' && Object.entries(o.spec.selector ?? {}).every(([k, v]) => labels[k] === v))
+    .map((o) => o.metadata.name);
+};
+const userOf = (pod: any) => `${pod.securityContext.runAsUser}:${pod.securityContext.runAsGroup}`;
+
+let net: PodNetwork;
+let dirs: StackDir;
+let files: string;
+let gatewayPort: number;
+let embedderPort: number;
+let authz: string[] = [];
+let key: string;
+let org: string;
+let metricsToken: string;
+const modelId = envOf('ctg-authz-env').MODEL_ID!;
+
+/**
+ * The Secret volumes a container mounts, as the kubelet lays them out (every key, or the
+ * volume's `items`, as files owned by the pod's user, mode 0440), from `secrets` (name -> key ->
+ * content). A Secret the manifests add later fails here by name until the test supplies it.
+ */
+function secretMounts(pod: any, containerName: string, secrets: Record<string, Record<string, string>>): Record<string, string> {
+  const container = [...pod.containers, ...(pod.initContainers ?? [])].find((c: any) => c.name === containerName);
+  const uid = pod.securityContext.runAsUser as number;
+  const mounts: Record<string, string> = {};
+  for (const mount of container.volumeMounts ?? []) {
+    const volume = pod.volumes.find((v: any) => v.name === mount.name);
+    if (!volume?.secret) continue;
+    const content = secrets[volume.secret.secretName];
+    if (!content) throw new Error(`the image test has no content for Secret ${volume.secret.secretName}`);
+    const dir = join(files, `${containerName}-${mount.name}`);
+    mkdirSync(dir, { recursive: true });
+    const items: { key: string; path: string }[] = volume.secret.items ?? Object.keys(content).map((key) => ({ key, path: key }));
+    for (const { key, path } of items) {
+      if (content[key] === undefined) throw new Error(`the image test has no key ${key} of Secret ${volume.secret.secretName}`);
+      writeFileSync(join(dir, path), content[key]);
+      chownSync(join(dir, path), uid, uid);
+      chmodSync(join(dir, path), 0o440);
+    }
+    mounts[dir] = mount.mountPath;
+  }
+  return mounts;
+}
+
+function https(
+  port: number,
+  path: string,
+  body: string | undefined,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: body === undefined ? 'GET' : 'POST',
+        ca: readFileSync(dirs.caFile),
+        servername: 'localhost',
+        headers,
+      },
+      (res) => {
+        let text = '';
+        res
+          .setEncoding('utf8')
+          .on('data', (chunk) => (text += chunk))
+          .on('end', () => resolve({ status: res.statusCode ?? 0, body: text }));
+      },
+    );
+    req.on('error', reject).end(body);
+  });
+}
+
+/** redis-cli in the Redis container, logged in as the default user; the reply, trimmed. */
+function redisCli(password: string, ...args: string[]): string {
+  return podman(['exec', '-e', `REDISCLI_AUTH=${password}`, `${net.name}-redis`, 'redis-cli', ...args]).trim();
+}
+
+/** The admin CLI inside an authz container, as `kubectl exec` runs it: the pod's own settings. */
+/**
+ * The admin CLI appends every change to the audit trail, keyed by a secret kept out of Redis and
+ * checkpointed to a file outside it (docs/console.md). The pod's root is read-only and the
+ * manifests give the CLI no home for either, so the test hands it both, the checkpoints on /tmp.
+ */
+const AUDIT_ENV = ['-e', `AUDIT_SECRET=${randomBytes(24).toString('hex')}`, '-e', 'AUDIT_ANCHOR_FILE=/tmp/audit-anchor.jsonl'];
+
+function admin(args: readonly string[]): string {
+  return podman(['exec', ...AUDIT_ENV, authz[0]!, 'node', '--import', 'tsx', 'authz/src/admin/cli.ts', ...args]);
+}
+
+beforeAll(async () => {
+  for (const image of [...Object.values(IMAGES), REDIS_IMAGE]) {
+    expect(() => podman(['image', 'exists', image]), `${image}: run scripts/images/build.sh first`).not.toThrow();
+  }
+  dirs = makeStackDir();
+  files = mkdtempSync(join(tmpdir(), 'ctg-images-'));
+  net = new PodNetwork();
+  const password = randomBytes(18).toString('hex');
+  net.run({
+    name: 'redis',
+    image: REDIS_IMAGE,
+    user: '999:999',
+    aliases: ['redis'],
+    args: ['--requirepass', password, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
+  });
+
+  // The embedder's own ACL user, as the platform team creates it on every Redis node
+  // (deploy/README.md, Redis): exactly settlementAclRules for the embedder's prefix.
+  const embedderEnv = envOf('ctg-embedder-env');
+  const embedderPassword = randomBytes(18).toString('hex');
+  await waitFor(
+    'Redis to answer',
+    async () => {
+      try {
+        return redisCli(password, 'PING') === 'PONG';
+      } catch {
+        return false;
+      }
+    },
+    30_000,
+  );
+  expect(
+    redisCli(
+      password,
+      'ACL',
+      'SETUSER',
+      embedderEnv.REDIS_USERNAME!,
+      ...settlementAclRules(embedderEnv.REDIS_KEY_PREFIX!, embedderPassword),
+    ),
+  ).toBe('OK');
+  metricsToken = randomBytes(24).toString('hex');
+
+  // What the platform team puts in the Secrets the manifests name (deploy/README.md).
+  const secrets: Record<string, Record<string, string>> = {
+    'ctg-redis': { url: `redis://:${password}@redis:6379` },
+    'ctg-redis-embedder': { url: 'redis://redis:6379', password: embedderPassword },
+    'ctg-grant-secret': { 'grant-secret': randomBytes(32).toString('hex') },
+    'ctg-authz-caller-token': { 'caller-token': randomBytes(24).toString('hex') },
+    'ctg-metrics-token': { 'metrics-token': metricsToken },
+    'ctg-key-hash-secret': { 'key-hash-secret': readFileSync(dirs.secretFile, 'utf8') },
+    'ctg-gateway-tls': { 'tls.crt': readFileSync(dirs.certFile, 'utf8'), 'tls.key': readFileSync(dirs.keyFile, 'utf8') },
+  };
+  // authz: its ConfigMap and its Secret volumes (REDIS_URL_FILE, the key-hash secret).
+  const authzPod = podOf('ctg-authz');
+  const authzMounts = secretMounts(authzPod, 'authz', secrets);
+  authz = ['authz-a', 'authz-b'].map((name) =>
+    net.run({
+      name,
+      image: IMAGES.authz,
+      user: userOf(authzPod),
+      env: envOf('ctg-authz-env'),
+      mounts: authzMounts,
+      aliases: servicesOf('ctg-authz'),
+    }),
+  );
+  const embedderPod = podOf('ctg-embedder');
+  const embedder = net.run({
+    name: 'embedder',
+    image: IMAGES.embedder,
+    user: userOf(embedderPod),
+    env: embedderEnv,
+    mounts: secretMounts(embedderPod, 'embedder', secrets),
+    aliases: servicesOf('ctg-embedder'),
+    publish: [8081],
+  });
+  embedderPort = net.hostPort(embedder, 8081);
+
+  // The gateway pod: the init container renders the bootstrap (authz image, the pod's user)
+  // into the emptyDir Envoy then reads, with the Secret ctg-gateway-tls mounted.
+  const gatewayPod = podOf('ctg-gateway');
+  const gatewayUid = gatewayPod.securityContext.runAsUser as number;
+  const envoyDir = join(files, 'envoy');
+  mkdirSync(envoyDir);
+  chownSync(envoyDir, gatewayUid, gatewayUid);
+  const init = gatewayPod.initContainers[0];
+  net.run({
+    name: 'render-config',
+    image: IMAGES.authz,
+    user: userOf(gatewayPod),
+    env: envOf('ctg-gateway-render-env'),
+    once: true,
+    writable: { [envoyDir]: '/run/envoy' },
+    mounts: secretMounts(gatewayPod, 'render-config', secrets),
+    entrypoint: init.command,
+  });
+  const envoy = gatewayPod.containers[0];
+  const gateway = net.run({
+    name: 'gateway',
+    image: IMAGES.gateway,
+    user: userOf(gatewayPod),
+    args: envoy.args,
+    publish: [8443],
+    mounts: { [envoyDir]: '/run/envoy', ...secretMounts(gatewayPod, 'envoy', secrets) },
+  });
+  gatewayPort = net.hostPort(gateway, 8443);
+
+  try {
+    await waitFor('the embedder to load its model', async () => (await fetch(`http://127.0.0.1:${embedderPort}/ready`)).ok, 180_000);
+    await waitFor('the gateway to serve /health', async () => (await https(gatewayPort, '/health', undefined, {})).status === 200, 60_000);
+    org = `images-${randomBytes(3).toString('hex')}`;
+    admin(['org', 'create', org, '--models', modelId]);
+    key = (JSON.parse(admin(['key', 'create', '--org', org, '--json'])) as { key: string }).key;
+    // Both authz replicas healthy in Envoy (each its own host via the headless Service).
+    await waitFor('Envoy to see both authz replicas healthy', async () => healthyHosts('authz') === 2, 30_000);
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${net.logs()}`);
+  }
+});
+
+afterAll(() => {
+  net?.remove();
+  if (files) rmSync(files, { recursive: true, force: true });
+  if (dirs) removeStackDir(dirs);
+});
+
+/** Healthy hosts of an Envoy cluster, read from the gateway container's loopback-only admin. */
+function healthyHosts(cluster: string): number {
+  const port = envOf('ctg-gateway-render-env').ENVOY_ADMIN_PORT;
+  const out = podman([
+    'exec',
+    `${net.name}-gateway`,
+    'bash',
+    '-c',
+    `exec 3<>/dev/tcp/127.0.0.1/${port}; printf 'GET /clusters HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n' >&3; cat <&3`,
+  ]);
+  return out.split('\n').filter((l) => l.startsWith(`${cluster}::`) && l.includes('::health_flags::healthy')).length;
+}
+
+const EMBED = JSON.stringify({ model: modelId, input: ['Patient denies chest pain.'] });
+
+describe('the images, run as the staging overlay runs them', () => {
+  it("every container runs as its pod's non-root user on a read-only root filesystem", () => {
+    for (const [container, uid] of [
+      [authz[0]!, 1000],
+      [`${net.name}-embedder`, 1000],
+      [`${net.name}-gateway`, 101],
+    ] as const) {
+      expect(podman(['exec', container, 'id', '-u']).trim(), container).toBe(String(uid));
+      expect(() => podman(['exec', container, 'bash', '-c', 'echo x > /app/x || echo x > /x']), container).toThrow(/Read-only file system/);
+    }
+    // The images themselves declare a numeric non-root user (Kubernetes' runAsNonRoot check).
+    for (const image of Object.values(IMAGES))
+      expect(podman(['image', 'inspect', '--format', '{{.Config.User}}', image]).trim()).toMatch(/^[1-9]\d*:[1-9]\d*$/);
+  });
+
+  it('an embedding through the containerised Envoy is 200, and its usage is recorded', async () => {
+    const res = await https(gatewayPort, '/v1/embeddings', EMBED, { authorization: `Bearer ${key}`, 'content-type': 'application/json' });
+    expect(res.status, res.body).toBe(200);
+    const body = JSON.parse(res.body);
+    expect(body.data).toHaveLength(1);
+    expect(body.data[0].embedding.length).toBeGreaterThan(0);
+    const tokens = body.usage.prompt_tokens as number;
+    expect(tokens).toBeGreaterThan(0);
+    await waitFor(
+      'the usage to be recorded',
+      async () => {
+        const totals = JSON.parse(admin(['usage', '--org', org, '--json'])) as { requests: number; tokens: number };
+        return totals.requests === 1 && totals.tokens === tokens;
+      },
+      10_000,
+    );
+  });
+
+  it('a request without a key is 401 at the gateway', async () => {
+    const res = await https(gatewayPort, '/v1/embeddings', EMBED, { 'content-type': 'application/json' });
+    expect(res.status).toBe(401);
+  });
+
+  it('the gateway balances over every authz replica (headless Service, STRICT_DNS)', () => {
+    expect(healthyHosts('authz')).toBe(2);
+    expect(healthyHosts('embedder')).toBe(1);
+  });
+
+  it('a request straight to the embedder container, with forged identity headers, is refused', async () => {
+    const res = await fetch(`http://127.0.0.1:${embedderPort}/v1/embeddings`, {
+      method: 'POST',
+      body: EMBED,
+      headers: { 'content-type': 'application/json', [HEADERS.org]: org, [HEADERS.key]: 'forged', [HEADERS.model]: modelId },
+    });
+    // Refused by the embedder itself (no verified grant), not merely unreachable.
+    expect(res.status, await res.text()).toBe(401);
+  });
+
+  it("the embedder's /metrics answers only the metrics token from Secret ctg-metrics-token", async () => {
+    expect((await fetch(`http://127.0.0.1:${embedderPort}/metrics`)).status).toBe(401);
+    const res = await fetch(`http://127.0.0.1:${embedderPort}/metrics`, { headers: { authorization: `Bearer ${metricsToken}` } });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toMatch(/^embedder_/m);
+  });
+
+  it('the embedder reaches Redis only as its ACL user: settlement functions yes, anything else no', () => {
+    const env = envOf('ctg-embedder-env');
+    const password = readFileSync(join(files, 'embedder-redis', 'password'), 'utf8');
+    const asEmbedder = (...args: string[]) =>
+      podman(['exec', '-e', `REDISCLI_AUTH=${password}`, `${net.name}-redis`, 'redis-cli', '--user', env.REDIS_USERNAME!, ...args]).trim();
+    expect(asEmbedder('PING')).toBe('PONG');
+    expect(asEmbedder('GET', `${env.REDIS_KEY_PREFIX}usage`)).toMatch(/NOPERM/);
+    expect(asEmbedder('KEYS', '*')).toMatch(/NOPERM/);
+  });
+});

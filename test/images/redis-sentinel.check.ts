@@ -1,0 +1,373 @@
+/**
+ * components/redis-sentinel as it runs: the StatefulSet's three pods (its init container runs
+ * start.sh, then redis-server and redis-sentinel share the pod's network), each with the
+ * Secrets as files, TLS only and passwords, on a podman network where every pod's name
+ * (ctg-redis-N.ctg-redis-headless) resolves. Debian's redis-server stands in for the official
+ * image (same 7.x configuration). Then authz, with the overlay's environment, reaches the
+ * primary through the Sentinels; the primary's pod is lost, a replica is promoted, authz
+ * follows, and the lost pod comes back as a replica of the new primary.
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { find, parseObjects, renderOverlay } from '../deploy/kustomize.js';
+import { waitFor } from '../support/process.js';
+import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
+import { PodNetwork, podman } from './podman.js';
+
+const REDIS_IMAGE = 'localhost/ctg-test-redis:bookworm';
+const AUTHZ_IMAGE = 'localhost/ctg-authz:test';
+const objects = parseObjects(renderOverlay('staging', ['redis-sentinel']));
+const set = find(objects, 'StatefulSet', 'ctg-redis');
+const pod = set.spec.template.spec;
+const container = (name: string) => pod.containers.find((c: any) => c.name === name);
+const password = randomBytes(16).toString('hex');
+const sentinelPassword = randomBytes(16).toString('hex');
+const embedderPassword = randomBytes(16).toString('hex');
+const embedderUser = find(objects, 'ConfigMap', 'ctg-embedder-env').data!.REDIS_USERNAME!;
+
+let net: PodNetwork;
+let dirs: StackDir;
+let files: string;
+let redisUser: string;
+
+/** Files owned by `uid`, mode 0440, as a Secret volume mounts them. */
+function secretDir(dir: string, entries: Record<string, string>, uid: number, gid: number): string {
+  mkdirSync(dir, { recursive: true });
+  for (const [name, content] of Object.entries(entries)) {
+    writeFileSync(join(dir, name), content);
+    chownSync(join(dir, name), uid, gid);
+    chmodSync(join(dir, name), 0o440);
+  }
+  return dir;
+}
+
+/** The StatefulSet's mounts, from the test's directories. */
+function mounts(ordinal: number): { mounts: Record<string, string>; writable: Record<string, string> } {
+  return {
+    mounts: {
+      [join(files, 'start')]: '/etc/ctg/redis-start',
+      [join(files, 'auth')]: '/etc/ctg/redis-auth',
+      [join(files, 'tls')]: '/etc/ctg/redis-tls',
+      [join(files, 'embedder')]: '/etc/ctg/redis-embedder',
+    },
+    writable: { [join(files, `data-${ordinal}`)]: '/data' },
+  };
+}
+
+/** Starts pod N as the StatefulSet does: init container, then redis and sentinel in one network namespace. */
+async function startPod(ordinal: number): Promise<void> {
+  const name = `${set.metadata.name}-${ordinal}`;
+  const init = pod.initContainers[0];
+  const env: Record<string, string> = { POD_NAME: name };
+  for (const e of init.env) if (e.value !== undefined) env[e.name] = e.value;
+  net.run({ name: `${name}-init`, image: REDIS_IMAGE, user: redisUser, env, once: true, entrypoint: init.command, ...mounts(ordinal) });
+  net.run({
+    name,
+    image: REDIS_IMAGE,
+    user: redisUser,
+    aliases: [`${name}.${set.spec.serviceName}`],
+    entrypoint: container('redis').command,
+    ...mounts(ordinal),
+  });
+  net.run({
+    name: `${name}-sentinel`,
+    image: REDIS_IMAGE,
+    user: redisUser,
+    podOf: name,
+    entrypoint: container('sentinel').command,
+    ...mounts(ordinal),
+  });
+  // The manifest's own readiness probes, run in the containers.
+  for (const [c, probe] of [
+    [name, container('redis').readinessProbe],
+    [`${name}-sentinel`, container('sentinel').readinessProbe],
+  ] as const) {
+    await waitFor(
+      `${c} to pass its readiness probe`,
+      async () => {
+        try {
+          podman(['exec', `${net.name}-${c}`, ...probe.exec.command]);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      30_000,
+    );
+  }
+}
+
+/** A Sentinel command over TLS with the Sentinel password, inside pod N. */
+function sentinel(ordinal: number, ...args: string[]): string {
+  return podman([
+    'exec',
+    '-e',
+    `REDISCLI_AUTH=${sentinelPassword}`,
+    `${net.name}-ctg-redis-${ordinal}-sentinel`,
+    'redis-cli',
+    '--tls',
+    '--cacert',
+    '/etc/ctg/redis-tls/ca.crt',
+    '-h',
+    'localhost',
+    '-p',
+    '26379',
+    ...args,
+  ]).trim();
+}
+
+/**
+ * The admin CLI appends every change to the audit trail, keyed by a secret kept out of Redis and
+ * checkpointed to a file outside it (docs/console.md). The pod's root is read-only and the
+ * manifests give the CLI no home for either, so the test hands it both, the checkpoints on /tmp.
+ */
+const AUDIT_ENV = ['-e', `AUDIT_SECRET=${randomBytes(24).toString('hex')}`, '-e', 'AUDIT_ANCHOR_FILE=/tmp/audit-anchor.jsonl'];
+
+function admin(args: readonly string[]): string {
+  return podman(['exec', ...AUDIT_ENV, `${net.name}-authz`, 'node', '--import', 'tsx', 'authz/src/admin/cli.ts', ...args]);
+}
+
+/** Waits until the admin CLI in the authz container creates an organization (a write on the primary). */
+async function writesThrough(what: string, timeoutMs: number): Promise<void> {
+  let last = '';
+  try {
+    await waitFor(
+      what,
+      async () => {
+        try {
+          admin(['org', 'create', `org-${randomBytes(3).toString('hex')}`, '--models', 'm']);
+          return true;
+        } catch (error) {
+          last = (error as Error).message;
+          return false;
+        }
+      },
+      timeoutMs,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\nlast admin error: ${last}\n${net.logs()}`);
+  }
+}
+
+beforeAll(async () => {
+  for (const image of [REDIS_IMAGE, AUTHZ_IMAGE])
+    expect(() => podman(['image', 'exists', image]), `${image}: run scripts/images/build.sh first`).not.toThrow();
+  dirs = makeStackDir();
+  files = mkdtempSync(join(tmpdir(), 'ctg-redis-set-'));
+  const [uid, gid] = podman(['run', '--rm', '--pull=never', '--entrypoint', 'sh', REDIS_IMAGE, '-c', 'echo $(id -u) $(id -g)'])
+    .trim()
+    .split(' ')
+    .map(Number) as [number, number];
+  redisUser = `${uid}:${gid}`;
+  // One certificate for every pod's name (and localhost, for the probes), from a private CA. Each
+  // name explicitly: Node does not match a two-label wildcard (*.ctg-redis-headless).
+  const tls = join(files, 'pki');
+  mkdirSync(tls);
+  const ssl = (...args: string[]) => execFileSync('openssl', args, { cwd: tls, stdio: 'pipe' });
+  ssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=ctg-redis-test-ca',
+  );
+  ssl(
+    'req',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'tls.key',
+    '-out',
+    'tls.csr',
+    '-subj',
+    '/CN=ctg-redis',
+  );
+  const names = [0, 1, 2].map((i) => `DNS:${set.metadata.name}-${i}.${set.spec.serviceName}`);
+  writeFileSync(join(tls, 'ext'), `subjectAltName=${[...names, 'DNS:localhost'].join(',')}\n`);
+  ssl(
+    'x509',
+    '-req',
+    '-in',
+    'tls.csr',
+    '-CA',
+    'ca.crt',
+    '-CAkey',
+    'ca.key',
+    '-CAcreateserial',
+    '-out',
+    'tls.crt',
+    '-days',
+    '1',
+    '-extfile',
+    'ext',
+  );
+  const ca = readFileSync(join(tls, 'ca.crt'), 'utf8');
+  secretDir(
+    join(files, 'tls'),
+    { 'tls.crt': readFileSync(join(tls, 'tls.crt'), 'utf8'), 'tls.key': readFileSync(join(tls, 'tls.key'), 'utf8'), 'ca.crt': ca },
+    uid,
+    gid,
+  );
+  secretDir(join(files, 'auth'), { password, 'sentinel-password': sentinelPassword }, uid, gid);
+  secretDir(join(files, 'embedder'), { password: embedderPassword }, uid, gid);
+  const start = find(objects, 'ConfigMap', 'ctg-redis-start').data!['start.sh']!;
+  secretDir(join(files, 'start'), { 'start.sh': start }, uid, gid);
+  for (const i of [0, 1, 2]) {
+    mkdirSync(join(files, `data-${i}`));
+    chownSync(join(files, `data-${i}`), uid, gid);
+  }
+  net = new PodNetwork();
+  try {
+    for (const i of [0, 1, 2]) await startPod(i); // OrderedReady
+    // authz with the overlay's environment and Secret ctg-redis as files (url, sentinel-password, ca.crt).
+    const authzPod = find(objects, 'Deployment', 'ctg-authz').spec.template.spec;
+    const authzUid = authzPod.securityContext.runAsUser as number;
+    const redisSecret = secretDir(
+      join(files, 'ctg-redis'),
+      {
+        url: `rediss://:${password}@${set.spec.serviceName}:6379`,
+        'sentinel-password': sentinelPassword,
+        'ca.crt': ca,
+      },
+      authzUid,
+      authzUid,
+    );
+    const khs = secretDir(join(files, 'khs'), { 'key-hash-secret': readFileSync(dirs.secretFile, 'utf8') }, authzUid, authzUid);
+    // Its other Secrets (grant key, caller token, metrics token): any values, at the paths its settings name.
+    const authzEnv = { ...find(objects, 'ConfigMap', 'ctg-authz-env').data } as Record<string, string>;
+    const tokenMounts: Record<string, string> = {};
+    for (const name of ['GRANT_SECRET_FILE', 'AUTHZ_CALLER_TOKEN_FILE', 'METRICS_TOKEN_FILE']) {
+      const path = authzEnv[name]!;
+      const dir = path.slice(0, path.lastIndexOf('/'));
+      tokenMounts[secretDir(join(files, name), { [path.slice(dir.length + 1)]: randomBytes(24).toString('hex') }, authzUid, authzUid)] =
+        dir;
+    }
+    net.run({
+      name: 'authz',
+      image: AUTHZ_IMAGE,
+      user: `${authzUid}:${authzUid}`,
+      env: authzEnv,
+      mounts: { [redisSecret]: '/etc/ctg/redis', [khs]: '/etc/ctg/key-hash-secret', ...tokenMounts },
+    });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${net.logs()}`);
+  }
+}, 240_000);
+
+afterAll(() => {
+  net?.remove();
+  if (files) rmSync(files, { recursive: true, force: true });
+  if (dirs) removeStackDir(dirs);
+});
+
+const primaryOf = (ordinal: number) => sentinel(ordinal, 'SENTINEL', 'get-master-addr-by-name', 'ctg').split('\n')[0];
+
+describe('components/redis-sentinel, run as the StatefulSet runs it', () => {
+  it('pod 0 starts as the primary, the others as its replicas; the Sentinels agree and have a quorum', async () => {
+    expect(primaryOf(2)).toBe(`ctg-redis-0.${set.spec.serviceName}`);
+    // SENTINEL MASTER answers field, value, field, value, … one per line.
+    const master = () => {
+      const lines = sentinel(0, 'SENTINEL', 'master', 'ctg').split('\n');
+      return Object.fromEntries(lines.flatMap((l, i) => (i % 2 === 0 ? [[l, lines[i + 1]]] : [])));
+    };
+    let state = {};
+    try {
+      await waitFor(
+        'both replicas and the other Sentinels to be known',
+        async () => {
+          state = master();
+          return (state as any)['num-slaves'] === '2' && (state as any)['num-other-sentinels'] === '2';
+        },
+        60_000,
+      );
+    } catch (error) {
+      throw new Error(`${(error as Error).message}: ${JSON.stringify(state)}`);
+    }
+    expect(sentinel(0, 'SENTINEL', 'ckquorum', 'ctg')).toMatch(/^OK 3 usable/);
+  });
+
+  it('authz reaches the primary through the Sentinels, over TLS with both passwords', async () => {
+    await writesThrough('authz to write through the primary', 60_000);
+  });
+
+  it("every node has the embedder's ACL user (start.sh), allowed the settlement functions authz loaded, nothing else", async () => {
+    const asEmbedder = (ordinal: number, ...args: string[]) =>
+      podman([
+        'exec',
+        '-e',
+        `REDISCLI_AUTH=${embedderPassword}`,
+        `${net.name}-ctg-redis-${ordinal}`,
+        'redis-cli',
+        '--tls',
+        '--cacert',
+        '/etc/ctg/redis-tls/ca.crt',
+        '-h',
+        'localhost',
+        '--user',
+        embedderUser,
+        ...args,
+      ]).trim();
+    for (const i of [0, 1, 2]) {
+      expect(asEmbedder(i, 'PING'), `pod ${i}`).toBe('PONG');
+      // Loaded on the primary by authz, replicated to every node.
+      await waitFor(
+        `pod ${i} to hold the settlement functions`,
+        async () => asEmbedder(i, 'FUNCTION', 'LIST', 'LIBRARYNAME', 'ctg_settlement').includes('ctg_admit'),
+        20_000,
+      );
+      expect(asEmbedder(i, 'GET', 'ctg:usage'), `pod ${i}`).toMatch(/NOPERM/);
+      expect(asEmbedder(i, 'FUNCTION', 'FLUSH'), `pod ${i}`).toMatch(/NOPERM/);
+    }
+  });
+
+  it("the primary's pod is lost: a replica is promoted, authz follows, the pod comes back as a replica", async () => {
+    net.kill('ctg-redis-0-sentinel');
+    net.kill('ctg-redis-0');
+    const lostAt = Date.now();
+    try {
+      await waitFor('a replica to be promoted', async () => primaryOf(1) !== `ctg-redis-0.${set.spec.serviceName}`, 30_000);
+    } catch (error) {
+      throw new Error(`${(error as Error).message}\n${net.logs()}`);
+    }
+    const promotedAfterMs = Date.now() - lostAt;
+    const primary = primaryOf(1)!;
+    await writesThrough('authz to write through the new primary', 30_000);
+    await startPod(0);
+    const info = podman([
+      'exec',
+      '-e',
+      `REDISCLI_AUTH=${password}`,
+      `${net.name}-ctg-redis-0`,
+      'redis-cli',
+      '--tls',
+      '--cacert',
+      '/etc/ctg/redis-tls/ca.crt',
+      '-h',
+      'localhost',
+      'INFO',
+      'replication',
+    ]);
+    expect(info).toMatch(/role:slave/);
+    expect(info).toContain(`master_host:${primary}`);
+    // down-after-milliseconds 2 s plus the election; the two Sentinels left may split their votes
+    // once, and retry after 2 x failover-timeout (10 s).
+    expect(promotedAfterMs).toBeLessThan(20_000);
+  });
+});
