@@ -18,7 +18,7 @@ import * as grpc from '@grpc/grpc-js';
 import { protos } from '../authz/src/protos.js';
 import type { AuthorizationClient } from '../authz/generated/envoy/service/auth/v3/Authorization.js';
 import { connectedStore } from '../test/support/redis-store.js';
-import { envoyCheck, TEST_MODEL, TEST_SECRET } from '../test/support/grpc-authz.js';
+import { callerMetadata, envoyCheck, TEST_CALLER_TOKEN, TEST_MODEL, TEST_SECRET } from '../test/support/grpc-authz.js';
 import { addKey, addOrg } from '../test/authz/fixtures.js';
 
 const repoRoot = fileURLToPath(new URL('../', import.meta.url));
@@ -45,9 +45,22 @@ async function main(): Promise<void> {
   const authz = spawn(process.execPath, ['--import', 'tsx', 'authz/src/main.ts'], {
     cwd: repoRoot,
     stdio: ['ignore', 2, 'inherit'],
-    env: { ...process.env, AUTHZ_PORT: String(port), REDIS_KEY_PREFIX: prefix, KEY_HASH_SECRET: TEST_SECRET, MODEL_ID: TEST_MODEL, LOG_LEVEL: 'warn' },
+    env: {
+      ...process.env,
+      AUTHZ_PORT: String(port),
+      REDIS_KEY_PREFIX: prefix,
+      KEY_HASH_SECRET: TEST_SECRET,
+      GRANT_SECRET: randomBytes(24).toString('hex'),
+      MODEL_ID: TEST_MODEL,
+      LOG_LEVEL: 'warn',
+      AUTHZ_CALLER_TOKEN: TEST_CALLER_TOKEN,
+      METRICS_TOKEN: TEST_CALLER_TOKEN,
+    },
   });
-  const client = new (protos().envoy.service.auth.v3.Authorization)(`127.0.0.1:${port}`, grpc.credentials.createInsecure()) as AuthorizationClient;
+  const client = new (protos().envoy.service.auth.v3.Authorization)(
+    `127.0.0.1:${port}`,
+    grpc.credentials.createInsecure(),
+  ) as AuthorizationClient;
   try {
     await addOrg(store, 'bench', { rpm: 100_000_000, tpm: 1_000_000_000 });
     const { key } = await addKey(store, 'bench');
@@ -56,7 +69,7 @@ async function main(): Promise<void> {
     const once = () =>
       new Promise<number>((resolve, reject) => {
         const start = process.hrtime.bigint();
-        client.Check(request, (error, response) => {
+        client.Check(request, callerMetadata(), (error, response) => {
           if (error || response?.http_response !== 'ok_response') reject(error ?? new Error('not allowed'));
           else resolve(Number(process.hrtime.bigint() - start) / 1e6);
         });
@@ -75,9 +88,14 @@ async function main(): Promise<void> {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     latencies.sort((a, b) => a - b);
     const result = {
-      total, concurrency, seconds: +seconds.toFixed(2), checksPerSecond: Math.round(total / seconds),
-      p50Ms: +percentile(latencies, 50).toFixed(2), p90Ms: +percentile(latencies, 90).toFixed(2),
-      p99Ms: +percentile(latencies, 99).toFixed(2), maxMs: +latencies[latencies.length - 1]!.toFixed(2),
+      total,
+      concurrency,
+      seconds: +seconds.toFixed(2),
+      checksPerSecond: Math.round(total / seconds),
+      p50Ms: +percentile(latencies, 50).toFixed(2),
+      p90Ms: +percentile(latencies, 90).toFixed(2),
+      p99Ms: +percentile(latencies, 99).toFixed(2),
+      maxMs: +latencies[latencies.length - 1]!.toFixed(2),
       // Other work on the machine skews every figure; record how busy it was.
       loadAverage1m: +loadavg()[0]!.toFixed(2),
     };

@@ -29,8 +29,21 @@ export interface AuthzResult {
   note?: string;
 }
 
-interface AuthzCheckJson { checksPerSecond: number; p50Ms: number; p99Ms: number; concurrency: number }
-interface CapacityJson { checksPerS: number; calls: number; p50Ms: number; p99Ms: number; failed: number; authzCpuMs: number; clientCpuMs: number }
+interface AuthzCheckJson {
+  checksPerSecond: number;
+  p50Ms: number;
+  p99Ms: number;
+  concurrency: number;
+}
+interface CapacityJson {
+  checksPerS: number;
+  calls: number;
+  p50Ms: number;
+  p99Ms: number;
+  failed: number;
+  authzCpuMs: number;
+  clientCpuMs: number;
+}
 
 async function authzCheckScript(seconds: number, inflight: number, expectedPerS: number): Promise<AuthzCheckJson> {
   const total = Math.max(2000, Math.round(seconds * expectedPerS));
@@ -40,8 +53,22 @@ async function authzCheckScript(seconds: number, inflight: number, expectedPerS:
 
 /** The stack's authz under bench/authz-capacity.ts, which also reads both processes' CPU time. */
 async function stackCapacity(stack: BenchStack, seconds: number, inflight: number): Promise<CapacityJson> {
-  const r = await runScriptJson<CapacityJson>('bench/authz-capacity.ts', ['--address', stack.authzAddress, '--key', stack.apiKey,
-    '--model', stack.modelId, '--seconds', String(seconds), '--inflight', String(inflight), '--authz-pid', String(stack.services.authz.pid)]);
+  const r = await runScriptJson<CapacityJson>('bench/authz-capacity.ts', [
+    '--address',
+    stack.authzAddress,
+    '--key',
+    stack.apiKey,
+    '--model',
+    stack.modelId,
+    '--seconds',
+    String(seconds),
+    '--inflight',
+    String(inflight),
+    '--authz-pid',
+    String(stack.services.authz.pid),
+    '--caller-token',
+    stack.authzEnv.AUTHZ_CALLER_TOKEN as string,
+  ]);
   if (r.failed > 0) throw new Error(`authz capacity: ${r.failed} Check calls failed`);
   return r;
 }
@@ -51,13 +78,23 @@ export async function measureAuthz(stack: BenchStack, seconds: number, inflight:
   const s = await stackCapacity(stack, seconds, inflight);
   const authzCpuMsPerCheck = s.authzCpuMs / s.calls;
   const own = {
-    authzCpuMsPerCheck, clientCpuMsPerCheck: s.clientCpuMs / s.calls, checksPerCoreS: 1000 / authzCpuMsPerCheck, stackChecksPerS: s.checksPerS,
+    authzCpuMsPerCheck,
+    clientCpuMsPerCheck: s.clientCpuMs / s.calls,
+    checksPerCoreS: 1000 / authzCpuMsPerCheck,
+    stackChecksPerS: s.checksPerS,
   };
   const fallback = { checksPerS: s.checksPerS, p50Ms: s.p50Ms, p99Ms: s.p99Ms, inflight, source: 'bench/authz-capacity.ts', ...own };
   if (ownClient) return { ...fallback, note: 'patched authz: measured in the bench stack' };
   try {
     const r = await authzCheckScript(seconds, inflight, Math.max(1000, s.checksPerS));
-    return { checksPerS: r.checksPerSecond, p50Ms: r.p50Ms, p99Ms: r.p99Ms, inflight: r.concurrency, source: 'bench/authz-check.ts', ...own };
+    return {
+      checksPerS: r.checksPerSecond,
+      p50Ms: r.p50Ms,
+      p99Ms: r.p99Ms,
+      inflight: r.concurrency,
+      source: 'bench/authz-check.ts',
+      ...own,
+    };
   } catch (err) {
     const reason = ((err as { stderr?: string }).stderr ?? (err as Error).message).trim().split('\n')[0] ?? 'failed';
     return { ...fallback, note: `bench/authz-check.ts failed (${reason})` };

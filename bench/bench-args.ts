@@ -33,7 +33,10 @@ export function parseBaselineArgs(argv: string[]): BaselineArgs {
   return {
     modelDir: values['model-dir'] as string,
     kind,
-    batches: (values.batches as string).split(',').map(Number).filter((n) => n > 0),
+    batches: (values.batches as string)
+      .split(',')
+      .map(Number)
+      .filter((n) => n > 0),
     seconds: Number(values.seconds),
     threads: Number(values.threads),
     optLevel: values.opt as BaselineArgs['optLevel'],

@@ -16,7 +16,12 @@ export interface Embedder {
 /** Request body with `count` texts of one kind; notes ask for truncation, since models differ in maxTokens. */
 export function embeddingBody(model: string, kind: TextKind, count: number, extra: Record<string, unknown> = {}): string {
   const input = clinicalTexts(kind, count, 3);
-  return JSON.stringify({ model, input: count === 1 ? input[0] : input, ...(kind === 'note' ? { truncate_prompt_tokens: -1 } : {}), ...extra });
+  return JSON.stringify({
+    model,
+    input: count === 1 ? input[0] : input,
+    ...(kind === 'note' ? { truncate_prompt_tokens: -1 } : {}),
+    ...extra,
+  });
 }
 
 /** Which embedder to run: the repository's, or a patched copy (bench/tuning/*.patch, see bench/variant.sh). */
@@ -28,14 +33,24 @@ export function useEmbedderEntry(entry: string): void {
 }
 
 /** Starts the embedder with MODEL_DIR and extra variables (and node flags, e.g. --cpu-prof); resolves once ready. */
-export async function startEmbedder(modelDir: string, modelId: string, env: Record<string, string> = {}, nodeArgs: string[] = []): Promise<Embedder> {
+export async function startEmbedder(
+  modelDir: string,
+  modelId: string,
+  env: Record<string, string> = {},
+  nodeArgs: string[] = [],
+): Promise<Embedder> {
   const port = await freePort();
   const spec = embedderComponent(
-    { modelDir, modelId, keyHashSecretFile: '', redisUrl: '' },
+    { modelDir, modelId, keyHashSecretFile: '', grantSecretFile: '', redisUrl: '' },
     {
-      host: '127.0.0.1', port, logFile: resolve('.local/bench/logs/embedder.log'), entry: embedderEntry, nodeArgs,
+      host: '127.0.0.1',
+      port,
+      logFile: resolve('.local/bench/logs/embedder.log'),
+      entry: embedderEntry,
+      nodeArgs,
       // The bench's own settings (batching variants, LOG_LEVEL) win over the contract's MODEL_ID only where given.
-      baseEnv: { ...inherited(), LOG_LEVEL: 'warn' }, overrides: env,
+      baseEnv: { ...inherited(), LOG_LEVEL: 'warn' },
+      overrides: env,
     },
   );
   return { service: await startService(spec), baseUrl: `http://127.0.0.1:${port}` };

@@ -51,7 +51,13 @@ try {
     small: {
       requests: run.small.length,
       non200: run.small.filter((s) => s.status !== 200).length,
-      latencyMs: { worst: round(Math.max(...ms)), p99: round(percentile(ms, 99)), p90: round(percentile(ms, 90)), p50: round(percentile(ms, 50)), best: round(Math.min(...ms)) },
+      latencyMs: {
+        worst: round(Math.max(...ms)),
+        p99: round(percentile(ms, 99)),
+        p90: round(percentile(ms, 90)),
+        p50: round(percentile(ms, 50)),
+        best: round(Math.min(...ms)),
+      },
       queueTimeMs: { worst: Math.max(...queue), p50: percentile(queue, 50) },
     },
   };

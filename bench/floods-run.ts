@@ -15,8 +15,11 @@ const stack = await startStack(join(repoRoot, '.local/models/test'));
 const results: FloodResult[] = [];
 try {
   const target = {
-    port: stack.ports.gateway, ca: stack.ca, envoyPid: stack.processes.envoy.pid!,
-    apiKey: orgWithKey(stack, 'legit').key, modelId: stack.svc.modelId,
+    port: stack.ports.gateway,
+    ca: stack.ca,
+    envoyPid: stack.processes.envoy.pid!,
+    apiKey: orgWithKey(stack, 'legit').key,
+    modelId: stack.svc.modelId,
   };
   const attacker = orgWithKey(stack, 'attacker', { rpm: 1_000_000 }).key;
   results.push(await idleConnectionFlood(target, idleConnections, 75));
@@ -30,9 +33,13 @@ try {
 console.log('| flood | attackers | how they ended | released after | Envoy RSS before → peak → after | legitimate: ok/sent, p50, max |');
 console.log('|---|---|---|---|---|---|');
 for (const r of results) {
-  const outcomes = Object.entries(r.outcomes).map(([k, v]) => `${v} ${k}`).join(', ');
+  const outcomes = Object.entries(r.outcomes)
+    .map(([k, v]) => `${v} ${k}`)
+    .join(', ');
   const m = r.envoyRssMb;
-  console.log(`| ${r.name} | ${r.attackers} | ${outcomes} | ${r.releasedAfterS ?? '—'} s | ${m.before} → ${m.peak} → ${m.after} MB | ${r.legit.ok}/${r.legit.sent}, ${r.legit.p50Ms} ms, ${r.legit.maxMs} ms |`);
+  console.log(
+    `| ${r.name} | ${r.attackers} | ${outcomes} | ${r.releasedAfterS ?? '—'} s | ${m.before} → ${m.peak} → ${m.after} MB | ${r.legit.ok}/${r.legit.sent}, ${r.legit.p50Ms} ms, ${r.legit.maxMs} ms |`,
+  );
 }
 mkdirSync(join(repoRoot, 'bench/results'), { recursive: true });
 writeFileSync(join(repoRoot, 'bench/results/floods.json'), JSON.stringify({ date: new Date().toISOString(), results }, null, 2));

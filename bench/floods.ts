@@ -62,7 +62,8 @@ async function legitimateClient(target: FloodTarget, stop: Promise<void>, everyM
   }
   latencies.sort((a, b) => a - b);
   return {
-    sent, ok: latencies.length,
+    sent,
+    ok: latencies.length,
     p50Ms: Math.round(latencies[Math.floor(latencies.length / 2)] ?? 0),
     maxMs: Math.round(latencies.at(-1) ?? 0),
   };
@@ -73,14 +74,22 @@ function http2Once(target: FloodTarget, body: string): Promise<number> {
     const session = http2Connect(`https://127.0.0.1:${target.port}`, { ca: target.ca, servername: 'localhost' });
     session.on('error', reject);
     const stream = session.request({
-      [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/v1/embeddings',
-      'content-type': 'application/json', authorization: `Bearer ${target.apiKey}`,
+      [h2.HTTP2_HEADER_METHOD]: 'POST',
+      [h2.HTTP2_HEADER_PATH]: '/v1/embeddings',
+      'content-type': 'application/json',
+      authorization: `Bearer ${target.apiKey}`,
     });
     let status = 0;
     stream.on('response', (h) => (status = Number(h[h2.HTTP2_HEADER_STATUS])));
     stream.on('data', () => undefined);
-    stream.on('end', () => { session.close(); resolve(status); });
-    stream.on('error', (e) => { session.destroy(); reject(e); });
+    stream.on('end', () => {
+      session.close();
+      resolve(status);
+    });
+    stream.on('error', (e) => {
+      session.destroy();
+      reject(e);
+    });
     stream.setTimeout(30_000, () => stream.close());
     stream.end(body);
   });
@@ -88,7 +97,9 @@ function http2Once(target: FloodTarget, body: string): Promise<number> {
 
 /** Runs `attack` beside a legitimate client, sampling Envoy's memory every 200 ms. */
 async function measured(
-  name: string, target: FloodTarget, attackers: number,
+  name: string,
+  target: FloodTarget,
+  attackers: number,
   attack: () => Promise<{ outcomes: Record<string, number>; releasedAfterS: number | null }>,
 ): Promise<FloodResult> {
   const before = rssMb(target.envoyPid);
@@ -120,12 +131,22 @@ export function idleConnectionFlood(target: FloodTarget, n: number, holdS: numbe
     let closed = 0;
     let lastClose = 0;
     for (let i = 0; i < n; i += 100) {
-      const batch = Array.from({ length: Math.min(100, n - i) }, () => new Promise<void>((resolve) => {
-        const socket = tlsConnect({ host: '127.0.0.1', port: target.port, servername: 'localhost', ca: target.ca, ALPNProtocols: ['http/1.1'] }, () => resolve());
-        socket.on('error', () => resolve());
-        socket.on('close', () => { closed++; lastClose = performance.now(); });
-        sockets.push(socket);
-      }));
+      const batch = Array.from(
+        { length: Math.min(100, n - i) },
+        () =>
+          new Promise<void>((resolve) => {
+            const socket = tlsConnect(
+              { host: '127.0.0.1', port: target.port, servername: 'localhost', ca: target.ca, ALPNProtocols: ['http/1.1'] },
+              () => resolve(),
+            );
+            socket.on('error', () => resolve());
+            socket.on('close', () => {
+              closed++;
+              lastClose = performance.now();
+            });
+            sockets.push(socket);
+          }),
+      );
       await Promise.all(batch);
     }
     const deadline = performance.now() + holdS * 1000;
@@ -146,31 +167,40 @@ export function slowBodyFlood(target: FloodTarget, n: number, key: string | unde
     const start = performance.now();
     const outcomes: Record<string, number> = {};
     let lastEnd = 0;
-    const uploads = Array.from({ length: n }, () => new Promise<void>((resolve) => {
-      const socket = tlsConnect({ host: '127.0.0.1', port: target.port, servername: 'localhost', ca: target.ca, ALPNProtocols: ['http/1.1'] }, () => {
-        socket.write(`POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n${key ? `Authorization: Bearer ${key}\r\n` : ''}\r\n`);
-      });
-      const trickle = setInterval(() => socket.writable && socket.write('{"pad":"xxxxxxx"'), 1000);
-      let head = '';
-      let done = false;
-      const end = (how: string) => {
-        if (done) return;
-        done = true;
-        clearInterval(trickle);
-        count(outcomes, how);
-        lastEnd = performance.now();
-        socket.destroy();
-        resolve();
-      };
-      socket.on('data', (c: Buffer) => {
-        head += c.toString('latin1');
-        const status = /^HTTP\/1\.1 (\d{3})/.exec(head);
-        if (status) end(`answered ${status[1]}`);
-      });
-      socket.on('close', () => end('closed without an answer'));
-      socket.on('error', () => undefined);
-      setTimeout(() => end('still uploading at the end'), holdS * 1000);
-    }));
+    const uploads = Array.from(
+      { length: n },
+      () =>
+        new Promise<void>((resolve) => {
+          const socket = tlsConnect(
+            { host: '127.0.0.1', port: target.port, servername: 'localhost', ca: target.ca, ALPNProtocols: ['http/1.1'] },
+            () => {
+              socket.write(
+                `POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: 1048576\r\n${key ? `Authorization: Bearer ${key}\r\n` : ''}\r\n`,
+              );
+            },
+          );
+          const trickle = setInterval(() => socket.writable && socket.write('{"pad":"xxxxxxx"'), 1000);
+          let head = '';
+          let done = false;
+          const end = (how: string) => {
+            if (done) return;
+            done = true;
+            clearInterval(trickle);
+            count(outcomes, how);
+            lastEnd = performance.now();
+            socket.destroy();
+            resolve();
+          };
+          socket.on('data', (c: Buffer) => {
+            head += c.toString('latin1');
+            const status = /^HTTP\/1\.1 (\d{3})/.exec(head);
+            if (status) end(`answered ${status[1]}`);
+          });
+          socket.on('close', () => end('closed without an answer'));
+          socket.on('error', () => undefined);
+          setTimeout(() => end('still uploading at the end'), holdS * 1000);
+        }),
+    );
     await Promise.all(uploads);
     return { outcomes, releasedAfterS: round((lastEnd - start) / 1000) };
   });
@@ -180,7 +210,13 @@ export function slowBodyFlood(target: FloodTarget, n: number, key: string | unde
  * `connections` HTTP/2 connections × `streams` streams, each declaring a 1 MiB body and pushing as
  * much of it as flow control allows, never finishing; with `key` or none.
  */
-export function h2StreamFlood(target: FloodTarget, connections: number, streams: number, key: string | undefined, holdS: number): Promise<FloodResult> {
+export function h2StreamFlood(
+  target: FloodTarget,
+  connections: number,
+  streams: number,
+  key: string | undefined,
+  holdS: number,
+): Promise<FloodResult> {
   return measured(key ? 'HTTP/2 streams, valid key' : 'HTTP/2 streams, no key', target, connections * streams, async () => {
     const start = performance.now();
     const outcomes: Record<string, number> = {};
@@ -189,33 +225,49 @@ export function h2StreamFlood(target: FloodTarget, connections: number, streams:
     const chunk = Buffer.alloc(16_384, 0x61);
     const all: Promise<void>[] = [];
     for (let c = 0; c < connections; c++) {
-      const session = http2Connect(`https://127.0.0.1:${target.port}`, { ca: target.ca, servername: 'localhost', peerMaxConcurrentStreams: streams });
+      const session = http2Connect(`https://127.0.0.1:${target.port}`, {
+        ca: target.ca,
+        servername: 'localhost',
+        peerMaxConcurrentStreams: streams,
+      });
       session.on('error', () => undefined);
       sessions.push(session);
       for (let s = 0; s < streams; s++) {
-        all.push(new Promise<void>((resolve) => {
-          const stream = session.request({
-            [h2.HTTP2_HEADER_METHOD]: 'POST', [h2.HTTP2_HEADER_PATH]: '/v1/embeddings', 'content-type': 'application/json',
-            'content-length': '1048576', ...(key ? { authorization: `Bearer ${key}` } : {}),
-          });
-          let done = false;
-          const end = (how: string) => { if (done) return; done = true; count(outcomes, how); lastEnd = performance.now(); stream.close(); resolve(); };
-          // Up to one byte short of the declared length: the body never completes.
-          let left = 1_048_575;
-          const push = () => {
-            while (!done && left > 0) {
-              const piece = chunk.subarray(0, Math.min(chunk.length, left));
-              left -= piece.length;
-              if (!stream.write(piece)) return;
-            }
-          };
-          stream.on('drain', push);
-          push();
-          stream.on('response', (h) => end(`answered ${h[h2.HTTP2_HEADER_STATUS]}`));
-          stream.on('error', () => end('reset'));
-          stream.on('close', () => end('closed without an answer'));
-          setTimeout(() => end('still uploading at the end'), holdS * 1000);
-        }));
+        all.push(
+          new Promise<void>((resolve) => {
+            const stream = session.request({
+              [h2.HTTP2_HEADER_METHOD]: 'POST',
+              [h2.HTTP2_HEADER_PATH]: '/v1/embeddings',
+              'content-type': 'application/json',
+              'content-length': '1048576',
+              ...(key ? { authorization: `Bearer ${key}` } : {}),
+            });
+            let done = false;
+            const end = (how: string) => {
+              if (done) return;
+              done = true;
+              count(outcomes, how);
+              lastEnd = performance.now();
+              stream.close();
+              resolve();
+            };
+            // Up to one byte short of the declared length: the body never completes.
+            let left = 1_048_575;
+            const push = () => {
+              while (!done && left > 0) {
+                const piece = chunk.subarray(0, Math.min(chunk.length, left));
+                left -= piece.length;
+                if (!stream.write(piece)) return;
+              }
+            };
+            stream.on('drain', push);
+            push();
+            stream.on('response', (h) => end(`answered ${h[h2.HTTP2_HEADER_STATUS]}`));
+            stream.on('error', () => end('reset'));
+            stream.on('close', () => end('closed without an answer'));
+            setTimeout(() => end('still uploading at the end'), holdS * 1000);
+          }),
+        );
       }
     }
     await Promise.all(all);

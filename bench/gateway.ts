@@ -1,8 +1,9 @@
 /**
  * Part 2, gateway overhead: the same one-string requests straight to the embedder (HTTP,
- * keep-alive) and through Envoy + authz (TLS, keep-alive), generated model; added p50/p99 at a
- * fixed 1,000 requests/s and the highest rate whose p99 stays under 50 ms. Part 4 (memory)
- * samples the stack's processes along the way.
+ * keep-alive) and through Envoy + authz (TLS, keep-alive), generated model. The issue's figures:
+ * the highest offered rate whose p99 stays under 50 ms (maxRate), the whole path's CPU per
+ * request at 500 req/s offered (Envoy + authz + embedder + Redis), and the added p50 at
+ * 100 req/s. Also added p50/p99 at 1,000 req/s. Part 4 (memory) samples the processes.
  */
 import { embeddingBody } from './embedder-service.ts';
 import { runHey, type LoadResult } from './hey.ts';
@@ -10,7 +11,11 @@ import { cpuMs, residentMemory, type Service } from './processes.ts';
 import type { BenchStack } from './stack.ts';
 
 /** Options: seconds per fixed-rate run and per search step. */
-export interface GatewayOptions { seconds: number; stepSeconds: number; rates: number[] }
+export interface GatewayOptions {
+  seconds: number;
+  stepSeconds: number;
+  rates: number[];
+}
 
 /** The overhead figures and the runs behind them. */
 export interface GatewayResult {
@@ -20,6 +25,10 @@ export interface GatewayResult {
   addedP50Ms: number;
   addedP99Ms: number;
   maxRps: { gateway: number; direct: number };
+  /** Gateway − direct at 100 req/s, where neither path queues: the median of `rounds` alternated pairs. */
+  at100: { rate: number; rounds: number; directP50Ms: number; gatewayP50Ms: number; addedP50Ms: number; addedP99Ms: number };
+  /** Through the gateway at 500 req/s offered: each process's CPU ms per request served, and their sum. */
+  cpuAt500: CpuAtRate;
   /** CPU ms each process spent per request during the fixed-rate runs (what caps the rate on 2 cores). */
   cpuMsPerRequest: { direct: Record<string, number>; gateway: Record<string, number> };
   /** When the embedder alone cannot take 1,000/s: the same comparison at half its highest passing rate. */
@@ -30,12 +39,23 @@ export interface GatewayResult {
 
 const P99_LIMIT_MS = 50;
 
+/** CPU per request of each process during one fixed-rate run, and the whole path's sum. */
+export interface CpuAtRate {
+  rate: number;
+  okPerS: number;
+  p99Ms: number;
+  non200: number;
+  perService: Record<string, number>;
+  totalMs: number;
+}
+
 /** Enough workers that each needs at most 50 requests/s (hey paces each worker separately). */
 function workersFor(rate: number): number {
   return Math.max(10, Math.ceil(rate / 50));
 }
 
-type Path = { name: 'direct' | 'gateway'; url: string; headers: Record<string, string> };
+/** Where a load goes: a name for the steps table, the URL and the headers every request sends. */
+export type Path = { name: string; url: string; headers: Record<string, string> };
 
 function paths(stack: BenchStack): Path[] {
   return [
@@ -53,10 +73,12 @@ async function atRate(path: Path, body: string, rate: number, seconds: number): 
 const DOWN_LADDER = [750, 500, 300, 200, 100];
 
 /**
- * Highest rate with p99 < 50 ms, every answer 200 and ≥ 95 % of the rate delivered: up the
- * ladder from its first rate until one fails, or down from it until one passes.
+ * The issue's gateway_max_rps_p99_50ms: the highest offered rate (hey, evenly paced, one short
+ * string per request, for stepSeconds) with p99 < 50 ms over the 200s, every answer 200 and
+ * ≥ 95 % of the rate delivered. Up the ladder from its first rate until one fails, or down from
+ * it until one passes; so the figure is a ladder rate, a lower bound of the true maximum.
  */
-async function maxRate(path: Path, body: string, opts: GatewayOptions, steps: GatewayResult['steps']): Promise<number> {
+export async function maxRate(path: Path, body: string, opts: GatewayOptions, steps: GatewayResult['steps']): Promise<number> {
   const attempt = async (rate: number): Promise<boolean> => {
     const r = await atRate(path, body, rate, opts.stepSeconds);
     const non200 = r.requests - r.ok;
@@ -77,17 +99,61 @@ async function maxRate(path: Path, body: string, opts: GatewayOptions, steps: Ga
 }
 
 /** One fixed-rate run with the CPU each service used per request. */
-async function measuredRun(path: Path, body: string, rate: number, seconds: number, services: Record<string, Service>): Promise<{ r: LoadResult; cpu: Record<string, number> }> {
+async function measuredRun(
+  path: Path,
+  body: string,
+  rate: number,
+  seconds: number,
+  services: Record<string, Service>,
+): Promise<{ r: LoadResult; cpu: Record<string, number> }> {
   const before = Object.fromEntries(Object.entries(services).map(([n, s]) => [n, cpuMs(s.pid)]));
   const r = await atRate(path, body, rate, seconds);
-  const cpu = Object.fromEntries(Object.entries(services).map(([n, s]) => [n, (cpuMs(s.pid) - (before[n] as number)) / Math.max(1, r.requests)]));
+  const cpu = Object.fromEntries(
+    Object.entries(services).map(([n, s]) => [n, (cpuMs(s.pid) - (before[n] as number)) / Math.max(1, r.requests)]),
+  );
   return { r, cpu };
 }
 
-/** Runs part 2 (and the stack's memory for part 4) against a started bench stack. */
-export async function measureGateway(stack: BenchStack, opts: GatewayOptions): Promise<GatewayResult> {
+/**
+ * The issue's gateway_cpu_ms_per_req_500: CPU time (user + system, /proc/<pid>/stat) of every
+ * process on the path during a run at `rate` offered, divided by the requests it answered.
+ */
+export async function cpuAtRate(
+  path: Path,
+  body: string,
+  rate: number,
+  seconds: number,
+  services: Record<string, Service>,
+): Promise<CpuAtRate> {
+  const { r, cpu } = await measuredRun(path, body, rate, seconds, services);
+  const totalMs = Object.values(cpu).reduce((a, b) => a + b, 0);
+  return { rate, okPerS: r.okPerS, p99Ms: r.p99Ms, non200: r.requests - r.ok, perService: cpu, totalMs };
+}
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+
+/** The issue's gateway_added_p50_ms: gateway − direct p50 at 100 req/s, alternated so drift in the machine's load hits both. */
+async function addedAt100(direct: Path, gateway: Path, body: string, seconds: number, rounds: number): Promise<GatewayResult['at100']> {
+  const rate = 100;
+  const pairs: { d: LoadResult; g: LoadResult }[] = [];
+  for (let i = 0; i < rounds; i++)
+    pairs.push({ d: await atRate(direct, body, rate, seconds), g: await atRate(gateway, body, rate, seconds) });
+  const directP50Ms = median(pairs.map((p) => p.d.p50Ms));
+  const gatewayP50Ms = median(pairs.map((p) => p.g.p50Ms));
+  return {
+    rate,
+    rounds,
+    directP50Ms,
+    gatewayP50Ms,
+    addedP50Ms: median(pairs.map((p) => p.g.p50Ms - p.d.p50Ms)),
+    addedP99Ms: median(pairs.map((p) => p.g.p99Ms - p.d.p99Ms)),
+  };
+}
+
+/** Runs part 2 (and the stack's memory for part 4) against a started bench stack; `redis` is the bench's own. */
+export async function measureGateway(stack: BenchStack, opts: GatewayOptions, redis?: Service): Promise<GatewayResult> {
   const body = embeddingBody(stack.modelId, 'short', 1);
-  const services = stack.services;
+  const services: Record<string, Service> = { ...stack.services, ...(redis ? { redis } : {}) };
   const rss = (s: Service): number => residentMemory(s.pid).rssMb;
   const memoryMb: GatewayResult['memoryMb'] = {};
   for (const [name, s] of Object.entries(services)) memoryMb[name] = { idle: rss(s), load: 0, peak: 0 };
@@ -105,6 +171,8 @@ export async function measureGateway(stack: BenchStack, opts: GatewayOptions): P
     clearInterval(sampler);
   }
   const fixed = [runs[0].r, runs[1].r] as const;
+  const cpuAt500 = await cpuAtRate(gateway, body, 500, opts.seconds, services);
+  const at100 = await addedAt100(direct, gateway, body, opts.seconds, opts.seconds >= 10 ? 3 : 1);
   const steps: GatewayResult['steps'] = [];
   const maxRps = { gateway: await maxRate(gateway, body, opts, steps), direct: await maxRate(direct, body, opts, steps) };
   let sustainable: GatewayResult['sustainable'];
@@ -117,17 +185,51 @@ export async function measureGateway(stack: BenchStack, opts: GatewayOptions): P
   await thousandInputRequests(stack);
   for (const [name, s] of Object.entries(services)) memoryMb[name]!.peak = residentMemory(s.pid).hwmMb;
   return {
-    rate: 1000, direct: fixed[0], gateway: fixed[1],
-    addedP50Ms: fixed[1].p50Ms - fixed[0].p50Ms, addedP99Ms: fixed[1].p99Ms - fixed[0].p99Ms, maxRps, steps, memoryMb,
-    cpuMsPerRequest: { direct: runs[0].cpu, gateway: runs[1].cpu }, ...(sustainable ? { sustainable } : {}),
+    rate: 1000,
+    direct: fixed[0],
+    gateway: fixed[1],
+    addedP50Ms: fixed[1].p50Ms - fixed[0].p50Ms,
+    addedP99Ms: fixed[1].p99Ms - fixed[0].p99Ms,
+    maxRps,
+    at100,
+    cpuAt500,
+    steps,
+    memoryMb,
+    cpuMsPerRequest: { direct: runs[0].cpu, gateway: runs[1].cpu },
+    ...(sustainable ? { sustainable } : {}),
   };
+}
+
+/** A tuning run's figures (part `cost`): the whole path's CPU at 500 req/s and the added p50 at 100, each over rounds. */
+export interface PathCost {
+  cpuAt500: CpuAtRate[];
+  medianCpuMs: number;
+  at100: GatewayResult['at100'];
+}
+
+/** Part `cost`, for comparing variants (bench/variant.sh): only the two per-request costs, repeated. */
+export async function measurePathCost(stack: BenchStack, seconds: number, rounds: number, redis?: Service): Promise<PathCost> {
+  const body = embeddingBody(stack.modelId, 'short', 1);
+  const services: Record<string, Service> = { ...stack.services, ...(redis ? { redis } : {}) };
+  const [direct, gateway] = paths(stack) as [Path, Path];
+  await atRate(gateway, body, 500, 3); // warm-up: JIT, connection pools, gRPC channel
+  await atRate(direct, body, 500, 2);
+  const cpuAt500: CpuAtRate[] = [];
+  for (let i = 0; i < rounds; i++) cpuAt500.push(await cpuAtRate(gateway, body, 500, seconds, services));
+  const at100 = await addedAt100(direct, gateway, body, seconds, rounds);
+  return { cpuAt500, medianCpuMs: median(cpuAt500.map((c) => c.totalMs)), at100 };
 }
 
 /** Peak memory: a few 1,000-input requests through the gateway, two at a time. */
 async function thousandInputRequests(stack: BenchStack): Promise<void> {
   const body = embeddingBody(stack.modelId, 'short', 1000);
   const r = await runHey({
-    url: `${stack.gatewayUrl}/v1/embeddings`, headers: { authorization: `Bearer ${stack.apiKey}` }, body, workers: 2, seconds: 3, timeoutS: 60,
+    url: `${stack.gatewayUrl}/v1/embeddings`,
+    headers: { authorization: `Bearer ${stack.apiKey}` },
+    body,
+    workers: 2,
+    seconds: 3,
+    timeoutS: 60,
   });
   if (r.ok === 0) throw new Error(`1,000-input requests through the gateway failed: ${JSON.stringify(r.statuses)}`);
 }

@@ -64,8 +64,14 @@ export function summariseHeyCsv(csv: string, minSeconds: number): LoadResult {
   }
   okTimes.sort((a, b) => a - b);
   return {
-    requests, ok: okTimes.length, statuses, okPerS: okTimes.length / wallS, wallS,
-    p50Ms: quantile(okTimes, 0.5), p90Ms: quantile(okTimes, 0.9), p99Ms: quantile(okTimes, 0.99),
+    requests,
+    ok: okTimes.length,
+    statuses,
+    okPerS: okTimes.length / wallS,
+    wallS,
+    p50Ms: quantile(okTimes, 0.5),
+    p90Ms: quantile(okTimes, 0.9),
+    p99Ms: quantile(okTimes, 0.99),
     maxMs: okTimes[okTimes.length - 1] ?? Number.NaN,
   };
 }
@@ -76,8 +82,22 @@ export async function runHey(spec: LoadSpec): Promise<LoadResult> {
   try {
     const bodyFile = join(dir, 'body.json');
     writeFileSync(bodyFile, spec.body);
-    const args = ['-z', `${spec.seconds}s`, '-c', String(spec.workers), '-t', String(spec.timeoutS ?? 120),
-      '-m', 'POST', '-T', 'application/json', '-D', bodyFile, '-o', 'csv'];
+    const args = [
+      '-z',
+      `${spec.seconds}s`,
+      '-c',
+      String(spec.workers),
+      '-t',
+      String(spec.timeoutS ?? 120),
+      '-m',
+      'POST',
+      '-T',
+      'application/json',
+      '-D',
+      bodyFile,
+      '-o',
+      'csv',
+    ];
     if (spec.rate) args.push('-q', String(Math.max(1, Math.round(spec.rate / spec.workers))));
     for (const [k, v] of Object.entries(spec.headers ?? {})) args.push('-H', `${k}: ${v}`);
     args.push(spec.url);

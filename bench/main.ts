@@ -4,20 +4,28 @@
  *   npx tsx bench/main.ts [--parts efficiency,gateway,authz] [--quick] [--models DIR,DIR]
  *     [--gateway-model DIR] [--envoy PATH] [--tls DIR] [--redis-url URL] [--embedder-entry FILE]
  *     [--embedder-env K=V,K=V] [--envoy-concurrency N] [--authz-entry FILE] [--label NAME]
- *     [--http-only] [--cases short×1,note×32] [--baseline-spin 0|1]
+ *     [--http-only] [--cases short×1,note×32] [--baseline-spin 0|1] [--baseline-tree DIR]
  * --embedder-entry runs a patched copy (bench/variant.sh); --label names a tuning run, whose
- * results go to bench/results/<label>.json instead of latest.json.
+ * results go to bench/results/<label>.json instead of latest.json. --redis-url own (the
+ * default) starts the bench's own redis-server, whose CPU then counts in the whole path's.
+ * --baseline-tree DIR measures that older tree's gateway too (bench/baseline.ts).
+ * --envoy-strip access-log,lua,header-mutation: a tuning run without those Envoy filters.
+ * Part `cost` (not in the default parts): the two per-request costs only, three rounds each, for
+ * comparing variants one after another.
  */
 import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { measureAuthz } from './authz.ts';
+import { runScriptJson } from './child-json.ts';
 import { measureModel, type ModelEfficiency } from './efficiency.ts';
 import { useEmbedderEntry } from './embedder-service.ts';
-import { measureGateway } from './gateway.ts';
+import { measureGateway, measurePathCost } from './gateway.ts';
 import { readManifest } from './model-inputs.ts';
-import { stopAll } from './processes.ts';
-import { table, writeLatest, type RunResults } from './report.ts';
+import { stopAll, type Service } from './processes.ts';
+import { startBenchRedis } from './redis-server.ts';
+import { table, writeLatest, type BaselineResult, type RunResults } from './report.ts';
 import { startBenchStack, type StackPaths } from './stack.ts';
 
 const { values } = parseArgs({
@@ -29,7 +37,9 @@ const { values } = parseArgs({
     'gateway-model': { type: 'string', default: '.local/models/test' },
     envoy: { type: 'string', default: '.venv/bin/envoy' },
     tls: { type: 'string', default: '.local/bench/tls' },
-    'redis-url': { type: 'string', default: 'redis://127.0.0.1:6379' },
+    'redis-url': { type: 'string', default: 'own' },
+    'baseline-tree': { type: 'string', default: '' },
+    'envoy-strip': { type: 'string', default: '' },
     'embedder-entry': { type: 'string', default: 'embedder/src/main.ts' },
     'embedder-env': { type: 'string', default: '' },
     label: { type: 'string', default: '' },
@@ -45,15 +55,28 @@ const parts = new Set((values.parts as string).split(','));
 const quick = values.quick as boolean;
 const log = (line: string): void => void process.stderr.write(`bench: ${line}\n`);
 const embedderEnv = Object.fromEntries(
-  (values['embedder-env'] as string).split(',').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+  (values['embedder-env'] as string)
+    .split(',')
+    .filter(Boolean)
+    .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
 );
 useEmbedderEntry(values['embedder-entry'] as string);
+
+const DEFAULT_MODEL_DIR = '.local/models/default';
+
+/** The bench's own redis-server, when --redis-url is `own`. */
+let ownRedis: Service | undefined;
+let redisUrl = values['redis-url'] as string;
 
 /** Where the bench finds Envoy, the TLS files, Redis and the authz to run. */
 function stackPaths(): StackPaths {
   return {
-    envoyBin: values.envoy as string, tlsDir: values.tls as string, redisUrl: values['redis-url'] as string,
-    envoyConcurrency: Number(values['envoy-concurrency']), authzEntry: values['authz-entry'] as string,
+    envoyBin: values.envoy as string,
+    tlsDir: values.tls as string,
+    redisUrl,
+    envoyConcurrency: Number(values['envoy-concurrency']),
+    authzEntry: values['authz-entry'] as string,
+    envoyStrip: (values['envoy-strip'] as string).split(',').filter(Boolean),
   };
 }
 
@@ -63,18 +86,60 @@ async function efficiency(): Promise<ModelEfficiency[]> {
     if (!existsSync(`${dir}/model.onnx`)) throw new Error(`${dir}/model.onnx is missing (bench/run.sh installs the models)`);
     log(`efficiency: ${dir}`);
     const cases = (values.cases as string).split(',').filter(Boolean);
-    results.push(await measureModel(dir, {
-      seconds: quick ? 3 : 8, baselineSeconds: quick ? 1 : 3, embedderEnv, httpOnly: values['http-only'] as boolean, ...(cases.length ? { cases } : {}),
-      baselineSpin: values['baseline-spin'] !== '0', paths: stackPaths(),
-    }));
+    results.push(
+      await measureModel(dir, {
+        seconds: quick ? 3 : 8,
+        baselineSeconds: quick ? 1 : 3,
+        embedderEnv,
+        httpOnly: values['http-only'] as boolean,
+        ...(cases.length ? { cases } : {}),
+        baselineSpin: values['baseline-spin'] !== '0',
+        paths: stackPaths(),
+      }),
+    );
   }
   return results;
 }
 
+/** The older tree's gateway, by its own stack module and this tree's procedure, in a child process. */
+async function baseline(tree: string, gatewayModelDir: string): Promise<BaselineResult> {
+  const script = resolve('bench/baseline.ts');
+  const args = [
+    '--envoy',
+    resolve(values.envoy as string),
+    '--tls',
+    resolve(values.tls as string),
+    '--redis-url',
+    redisUrl,
+    '--redis-pid',
+    String(ownRedis?.pid ?? 0),
+    '--model-dir',
+    gatewayModelDir,
+    '--seconds',
+    quick ? '4' : '10',
+    '--step-seconds',
+    quick ? '3' : '5',
+    '--rates',
+    quick ? '1000' : '1000,1500,2000,2500',
+  ];
+  const loadAtStart = loadavg()[0] ?? 0;
+  const r = await runScriptJson<Omit<BaselineResult, 'tree' | 'loadAtStart'>>(script, args, 600_000, tree);
+  return { tree, loadAtStart, ...r };
+}
+
 async function main(): Promise<void> {
   const results: RunResults = { loadAtStart: loadavg()[0] ?? 0 };
-  if (parts.has('efficiency')) results.efficiency = await efficiency();
-  if (parts.has('gateway') || parts.has('authz')) {
+  if (redisUrl === 'own') {
+    const redis = await startBenchRedis();
+    ownRedis = redis.service;
+    redisUrl = redis.url;
+  }
+  if (parts.has('efficiency')) {
+    results.efficiency = await efficiency();
+    // The goal's ratio is the default model's: on the generated test model HTTP, not inference, dominates.
+    if (existsSync(`${DEFAULT_MODEL_DIR}/model.onnx`)) results.defaultModel = readManifest(DEFAULT_MODEL_DIR).id;
+  }
+  if (parts.has('gateway') || parts.has('authz') || parts.has('cost')) {
     const dir = values['gateway-model'] as string;
     const modelId = readManifest(dir).id;
     log(`starting the bench stack (Envoy + authz + embedder with ${modelId})`);
@@ -83,10 +148,21 @@ async function main(): Promise<void> {
     try {
       if (parts.has('gateway')) {
         log('gateway overhead');
-        results.gateway = await measureGateway(stack, {
-          seconds: quick ? 4 : 10, stepSeconds: quick ? 3 : 5,
-          rates: quick ? [1000, 2000] : [1000, 1500, 2000, 2500, 3000, 4000, 5000],
-        });
+        results.loadAtGateway = loadavg()[0] ?? 0;
+        results.gateway = await measureGateway(
+          stack,
+          {
+            seconds: quick ? 4 : 10,
+            stepSeconds: quick ? 3 : 5,
+            rates: quick ? [1000, 2000] : [1000, 1500, 2000, 2500, 3000, 4000, 5000],
+          },
+          ownRedis,
+        );
+      }
+      if (parts.has('cost')) {
+        log('path cost (CPU at 500 req/s, added p50 at 100 req/s)');
+        results.loadAtGateway = loadavg()[0] ?? 0;
+        results.pathCost = await measurePathCost(stack, quick ? 4 : 10, quick ? 1 : 3, ownRedis);
       }
       if (parts.has('authz')) {
         log('authz capacity');
@@ -96,6 +172,11 @@ async function main(): Promise<void> {
       }
     } finally {
       await stack.stop();
+    }
+    const tree = values['baseline-tree'] as string;
+    if (parts.has('gateway') && tree) {
+      log(`gateway of the older tree in ${tree}`);
+      results.baseline = await baseline(tree, dir);
     }
   }
   const command = (values.command as string) || `npx tsx bench/main.ts ${process.argv.slice(2).join(' ')}`.trim();

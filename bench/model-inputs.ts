@@ -5,9 +5,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
-import { readManifest, type ModelManifest } from '../embedder/src/model/manifest.ts';
+import { readManifest, type ModelManifest } from '../contract/model-manifest.ts';
 
-/** The manifest, as the embedder reads and checks it (embedder/src/model/manifest.ts). */
+/** The manifest, as the embedder reads and checks it (contract/model-manifest.ts). */
 export type Manifest = ModelManifest;
 export { readManifest };
 

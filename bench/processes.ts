@@ -24,7 +24,14 @@ const NO_RESTART = { initialDelayMs: 0, maxDelayMs: 0, crashLimit: 0, windowMs: 
 /** Starts a component; resolves once it is ready (or fails naming its log file). */
 export async function startService(spec: ComponentSpec): Promise<Service> {
   const supervisor = new Supervisor(spec, NO_RESTART);
-  const service: Service = { name: spec.name, get pid() { return supervisor.pid ?? -1; }, logFile: spec.logFile, supervisor };
+  const service: Service = {
+    name: spec.name,
+    get pid() {
+      return supervisor.pid ?? -1;
+    },
+    logFile: spec.logFile,
+    supervisor,
+  };
   started.add(service);
   try {
     await supervisor.start();
@@ -47,7 +54,13 @@ export async function stopAll(): Promise<void> {
 }
 
 function killAll(): void {
-  for (const s of started) if (s.pid > 0) try { process.kill(s.pid, 'SIGKILL'); } catch { /* already gone */ }
+  for (const s of started)
+    if (s.pid > 0)
+      try {
+        process.kill(s.pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
 }
 
 // A bench run must never leave a server behind, even when interrupted.

@@ -14,7 +14,12 @@ import { loadTokenizer, padBatch, pool, readManifest, tokenize } from './model-i
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
-  options: { reference: { type: 'string' }, candidate: { type: 'string' }, label: { type: 'string', default: '' }, seconds: { type: 'string', default: '3' } },
+  options: {
+    reference: { type: 'string' },
+    candidate: { type: 'string' },
+    label: { type: 'string', default: '' },
+    seconds: { type: 'string', default: '3' },
+  },
 });
 const reference = values.reference as string;
 const candidate = values.candidate as string;
@@ -30,7 +35,8 @@ async function embed(dir: string, texts: string[]): Promise<Float32Array[]> {
     const b = padBatch([ids]);
     const dims = [1, b.seq];
     const feeds: Record<string, ort.Tensor> = {
-      input_ids: new ort.Tensor('int64', b.inputIds, dims), attention_mask: new ort.Tensor('int64', b.attentionMask, dims),
+      input_ids: new ort.Tensor('int64', b.inputIds, dims),
+      attention_mask: new ort.Tensor('int64', b.attentionMask, dims),
     };
     if (session.inputNames.includes('token_type_ids')) feeds.token_type_ids = new ort.Tensor('int64', b.tokenTypeIds, dims);
     const states = (await session.run(feeds))[manifest.outputName] as ort.Tensor;
@@ -46,17 +52,35 @@ const cosines = a.map((v, i) => v.reduce((s, x, h) => s + x * (b[i] as Float32Ar
 // Speed as CPU time per input with spin-waiting off (wall-clock rates swing with whatever else
 // runs on the 2 cores; CPU per input is the work itself), and the rate for reference.
 const speed = async (dir: string, kind: string, batch: string): Promise<{ perS: number; cpuMsPerInput: number }> => {
-  const r = await runScriptJson<{ inputsPerS: number; cpuMsPerInput: Record<string, number> }>('bench/raw-ort.ts',
-    ['--model-dir', dir, '--kind', kind, '--batches', batch, '--seconds', values.seconds as string, '--spin', '0']);
+  const r = await runScriptJson<{ inputsPerS: number; cpuMsPerInput: Record<string, number> }>('bench/raw-ort.ts', [
+    '--model-dir',
+    dir,
+    '--kind',
+    kind,
+    '--batches',
+    batch,
+    '--seconds',
+    values.seconds as string,
+    '--spin',
+    '0',
+  ]);
   return { perS: r.inputsPerS, cpuMsPerInput: r.cpuMsPerInput[batch] as number };
 };
 const minCosine = Math.min(...cosines);
 const short = { reference: await speed(reference, 'short', '8'), candidate: await speed(candidate, 'short', '8') };
 const note = { reference: await speed(reference, 'note', '4'), candidate: await speed(candidate, 'note', '4') };
-console.log(JSON.stringify({
-  label: values.label, reference: readManifest(reference).id, candidate: readManifest(candidate).id, inputs: texts.length,
-  minCosine, meanCosine: cosines.reduce((s, c) => s + c, 0) / cosines.length, accepted: minCosine >= MIN_COSINE,
-  short, note,
-  cpuSpeedupShort: short.reference.cpuMsPerInput / short.candidate.cpuMsPerInput,
-  cpuSpeedupNote: note.reference.cpuMsPerInput / note.candidate.cpuMsPerInput,
-}));
+console.log(
+  JSON.stringify({
+    label: values.label,
+    reference: readManifest(reference).id,
+    candidate: readManifest(candidate).id,
+    inputs: texts.length,
+    minCosine,
+    meanCosine: cosines.reduce((s, c) => s + c, 0) / cosines.length,
+    accepted: minCosine >= MIN_COSINE,
+    short,
+    note,
+    cpuSpeedupShort: short.reference.cpuMsPerInput / short.candidate.cpuMsPerInput,
+    cpuSpeedupNote: note.reference.cpuMsPerInput / note.candidate.cpuMsPerInput,
+  }),
+);

@@ -16,7 +16,10 @@ const manifest = readManifest(args.modelDir);
 const tokenizer = loadTokenizer(args.modelDir);
 // The embedder's session options (embedder/src/model/session.ts), so only the serving differs.
 const options: ort.InferenceSession.SessionOptions = {
-  intraOpNumThreads: args.threads, interOpNumThreads: 1, graphOptimizationLevel: args.optLevel, executionMode: 'sequential',
+  intraOpNumThreads: args.threads,
+  interOpNumThreads: 1,
+  graphOptimizationLevel: args.optLevel,
+  executionMode: 'sequential',
   ...(args.spin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
 };
 const session = await ort.InferenceSession.create(join(args.modelDir, 'model.onnx'), options);
@@ -57,7 +60,19 @@ const pipeline = await measureRate(args.seconds, async (i) => {
   return b.rows;
 });
 const meanTokens = ids.reduce((s, x) => s + x.length, 0) / ids.length;
-console.log(JSON.stringify({
-  baseline: 'raw-ort', model: manifest.id, kind: args.kind, meanTokens, perBatch, bestBatch: best,
-  inputsPerS: bestRate, pipelineInputsPerS: pipeline, cpuMsPerInput, threads: args.threads, opt: args.optLevel, spin: args.spin,
-}));
+console.log(
+  JSON.stringify({
+    baseline: 'raw-ort',
+    model: manifest.id,
+    kind: args.kind,
+    meanTokens,
+    perBatch,
+    bestBatch: best,
+    inputsPerS: bestRate,
+    pipelineInputsPerS: pipeline,
+    cpuMsPerInput,
+    threads: args.threads,
+    opt: args.optLevel,
+    spin: args.spin,
+  }),
+);

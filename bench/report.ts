@@ -6,7 +6,16 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import type { AuthzResult } from './authz.ts';
 import type { ModelEfficiency } from './efficiency.ts';
-import type { GatewayResult } from './gateway.ts';
+import type { CpuAtRate, GatewayResult, PathCost } from './gateway.ts';
+
+/** An older tree's gateway measured in the same run (bench/baseline.ts). */
+export interface BaselineResult {
+  tree: string;
+  loadAtStart: number;
+  maxRps: number;
+  cpuAt500: CpuAtRate;
+  steps: GatewayResult['steps'];
+}
 
 /** Everything one run measured; parts not run are absent. */
 export interface RunResults {
@@ -16,11 +25,19 @@ export interface RunResults {
   gateway?: GatewayResult;
   authz?: AuthzResult;
   gatewayModel?: string;
+  /** The default model's id: its worst case is the goal's embedder_vs_raw_ort. */
+  defaultModel?: string;
+  /** 1-minute load average when the gateway part started. */
+  loadAtGateway?: number;
+  baseline?: BaselineResult;
+  pathCost?: PathCost;
 }
-
 
 /** The issue's goals, checked against the headline numbers. */
 export const GOALS = {
+  gateway_max_rps_p99_50ms: { min: 1000 },
+  gateway_max_rps_vs_baseline: { min: 2 },
+  gateway_cpu_ms_per_req_500: { max: 2 },
   embedder_vs_raw_ort: { min: 0.9 },
   embedder_vs_transformersjs: { min: 1.5 },
   gateway_added_p50_ms: { max: 1 },
@@ -34,22 +51,49 @@ const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 
 export function headline(r: RunResults): Record<string, number | string> {
   const out: Record<string, number | string> = {};
   if (r.efficiency?.length) {
-    out.embedder_vs_raw_ort = round(Math.min(...r.efficiency.map((m) => m.minVsRawOrt)), 3);
+    // The goal is the default model's worst case; the other models' (the generated test model,
+    // where HTTP dominates a tiny inference) are reported beside it, not folded into it.
+    const main = r.efficiency.find((m) => m.model === r.defaultModel) ?? r.efficiency[0]!;
+    const others = r.efficiency.filter((m) => m !== main);
+    out.embedder_vs_raw_ort = round(main.minVsRawOrt, 3);
+    out.embedder_vs_raw_ort_model = main.model;
+    for (const h of main.http) out[`embedder_vs_raw_ort_${h.case.replace(/[×\s]+/g, '_')}`] = round(h.vsRawOrt, 3);
+    if (others.length) out.embedder_vs_raw_ort_test_model = round(Math.min(...others.map((m) => m.minVsRawOrt)), 3);
     out.embedder_vs_transformersjs = round(Math.min(...r.efficiency.map((m) => m.minVsTransformersjs)), 3);
-    out.embedder_vs_raw_ort_cpu = round(Math.min(...r.efficiency.map((m) => m.minCpuVsRawOrt)), 3);
+    // By CPU time per input (steadier than inputs/s when other work shares the cores).
+    out.embedder_vs_raw_ort_cpu = round(main.minCpuVsRawOrt, 3);
+    if (others.length) out.embedder_vs_raw_ort_cpu_test_model = round(Math.min(...others.map((m) => m.minCpuVsRawOrt)), 3);
     out.embedder_vs_transformersjs_cpu = round(Math.min(...r.efficiency.map((m) => m.minCpuVsTransformersjs)), 3);
     out.model = r.efficiency[0]!.model;
   }
   if (r.gateway) {
-    // At 1,000/s when the embedder alone delivers it; otherwise both paths are saturated there
-    // and the difference means nothing, so the figures come from the lower rate both sustain.
     const g = r.gateway;
-    const at1000 = g.direct.okPerS >= 0.95 * g.rate || !g.sustainable;
-    out.gateway_added_at_rps = at1000 ? g.rate : (g.sustainable?.rate ?? 0);
-    out.gateway_added_p50_ms = round(at1000 ? g.addedP50Ms : (g.sustainable?.addedP50Ms ?? Number.NaN));
-    out.gateway_added_p99_ms = round(at1000 ? g.addedP99Ms : (g.sustainable?.addedP99Ms ?? Number.NaN));
-    out.gateway_max_rps = r.gateway.maxRps.gateway;
+    out.gateway_max_rps_p99_50ms = g.maxRps.gateway;
+    out.gateway_max_rps_direct = g.maxRps.direct;
+    out.gateway_cpu_ms_per_req_500 = round(g.cpuAt500.totalMs, 3);
+    // What the cores could serve if the path had them to itself and CPU were the only limit: an
+    // upper bound that does not move with other work on the machine, unlike the measured rate.
+    out.gateway_cpu_bound_rps = Math.round((availableParallelism() * 1000) / g.cpuAt500.totalMs);
+    out.gateway_added_at_rps = g.at100.rate;
+    out.gateway_added_p50_ms = round(g.at100.addedP50Ms);
+    out.gateway_added_p99_ms = round(g.at100.addedP99Ms);
+    // At 1,000/s when the embedder alone delivers it (else both paths are saturated there).
+    if (g.direct.okPerS >= 0.95 * g.rate) out.gateway_added_p50_ms_at_1000 = round(g.addedP50Ms);
+    out.gateway_max_rps = g.maxRps.gateway;
     out.gateway_model = r.gatewayModel ?? '';
+    if (r.loadAtGateway !== undefined) out.load_average_1m_gateway = round(r.loadAtGateway);
+  }
+  if (r.pathCost) {
+    out.path_cost_cpu_ms_per_req_500 = round(r.pathCost.medianCpuMs, 3);
+    out.path_cost_added_p50_ms_100 = round(r.pathCost.at100.addedP50Ms);
+    if (r.loadAtGateway !== undefined) out.load_average_1m_gateway = round(r.loadAtGateway);
+  }
+  if (r.baseline) {
+    out.gateway_max_rps_baseline = r.baseline.maxRps;
+    out.gateway_cpu_ms_per_req_500_baseline = round(r.baseline.cpuAt500.totalMs, 3);
+    out.baseline_tree = r.baseline.tree;
+    out.load_average_1m_baseline = round(r.baseline.loadAtStart);
+    if (r.gateway && r.baseline.maxRps > 0) out.gateway_max_rps_vs_baseline = round(r.gateway.maxRps.gateway / r.baseline.maxRps);
   }
   if (r.authz) {
     out.authz_checks_per_s = Math.round(r.authz.checksPerS);
@@ -71,10 +115,18 @@ export function writeLatest(r: RunResults, command: string, name = 'latest'): Re
   const head = headline(r);
   const detail = { ...((previous.detail as object) ?? {}), ...Object.fromEntries(Object.entries(r).filter(([, v]) => v !== undefined)) };
   const merged: Record<string, unknown> = {
-    ...previous, ...head,
-    cores: availableParallelism(), cpu, memory_gb: Math.round(totalmem() / 2 ** 30), node: process.version,
-    load_average_1m_start: round(r.loadAtStart ?? Number.NaN), load_average_1m_end: round(loadavg()[0] ?? Number.NaN),
-    date: new Date().toISOString(), command, label: name, detail,
+    ...previous,
+    ...head,
+    cores: availableParallelism(),
+    cpu,
+    memory_gb: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    load_average_1m_start: round(r.loadAtStart ?? Number.NaN),
+    load_average_1m_end: round(loadavg()[0] ?? Number.NaN),
+    date: new Date().toISOString(),
+    command,
+    label: name,
+    detail,
   };
   const goals: Record<string, boolean> = {};
   for (const [field, goal] of Object.entries(GOALS)) {
@@ -92,6 +144,8 @@ const fmt = (x: number | undefined, d = 1): string => (x === undefined || Number
 /** The human table, one block per part. */
 export function table(r: RunResults, merged: Record<string, unknown>): string {
   const lines = [...(r.efficiency ?? []).flatMap(efficiencyLines), ...(r.gateway ? gatewayLines(r.gateway, r.gatewayModel) : [])];
+  if (r.pathCost) lines.push(...pathCostLines(r.pathCost));
+  if (r.baseline) lines.push(...baselineLines(r.baseline));
   if (r.authz) lines.push(...authzLines(r.authz));
   lines.push(`\nHeadline (bench/results/${String(merged.label ?? 'latest')}.json)`);
   const goals = (merged.goals_met ?? {}) as Record<string, boolean>;
@@ -115,15 +169,24 @@ function efficiencyLines(m: ModelEfficiency): string[] {
     '  embedder over HTTP      case              inputs/s   p50 ms   p99 ms  non-200  ×raw ORT  ×transformers.js  CPU ms/input  CPU ×raw ORT  CPU ×tjs',
   ];
   for (const h of m.http) {
-    lines.push(`                          ${h.case.padEnd(17)} ${fmt(h.inputsPerS, 1).padStart(8)} ${fmt(h.p50Ms).padStart(8)} ${fmt(h.p99Ms).padStart(8)} ${String(h.non200).padStart(8)} ${fmt(h.vsRawOrt, 2).padStart(9)} ${fmt(h.vsTransformersjs, 2).padStart(17)} ${fmt(h.cpuMsPerInput, 3).padStart(13)} ${fmt(h.cpuVsRawOrt, 2).padStart(13)} ${fmt(h.cpuVsTransformersjs, 2).padStart(9)}`);
+    lines.push(
+      `                          ${h.case.padEnd(17)} ${fmt(h.inputsPerS, 1).padStart(8)} ${fmt(h.p50Ms).padStart(8)} ${fmt(h.p99Ms).padStart(8)} ${String(h.non200).padStart(8)} ${fmt(h.vsRawOrt, 2).padStart(9)} ${fmt(h.vsTransformersjs, 2).padStart(17)} ${fmt(h.cpuMsPerInput, 3).padStart(13)} ${fmt(h.cpuVsRawOrt, 2).padStart(13)} ${fmt(h.cpuVsTransformersjs, 2).padStart(9)}`,
+    );
   }
-  lines.push(`  1,000 short inputs in one request: float ${fmt(m.thousandInputsMs.float, 0)} ms, base64 ${fmt(m.thousandInputsMs.base64, 0)} ms`);
-  lines.push(`  embedder RSS MB: idle ${fmt(m.embedderRssMb.idle, 0)}, load ${fmt(m.embedderRssMb.load, 0)}, peak ${fmt(m.embedderRssMb.peak, 0)}`);
+  lines.push(
+    `  1,000 short inputs in one request: float ${fmt(m.thousandInputsMs.float, 0)} ms, base64 ${fmt(m.thousandInputsMs.base64, 0)} ms`,
+  );
+  lines.push(
+    `  embedder RSS MB: idle ${fmt(m.embedderRssMb.idle, 0)}, load ${fmt(m.embedderRssMb.load, 0)}, peak ${fmt(m.embedderRssMb.peak, 0)}`,
+  );
   return lines;
 }
 
 function gatewayLines(g: GatewayResult, model: string | undefined): string[] {
-  const cpu = (c: Record<string, number>): string => Object.entries(c).map(([n, v]) => `${n} ${fmt(v, 2)}`).join(', ');
+  const cpu = (c: Record<string, number>): string =>
+    Object.entries(c)
+      .map(([n, v]) => `${n} ${fmt(v, 2)}`)
+      .join(', ');
   const lines = [
     `\nGateway overhead — ${model} at ${g.rate} req/s (one short string)`,
     `  direct   p50 ${fmt(g.direct.p50Ms, 2)} ms  p99 ${fmt(g.direct.p99Ms, 2)} ms  achieved ${fmt(g.direct.okPerS, 0)}/s`,
@@ -133,11 +196,53 @@ function gatewayLines(g: GatewayResult, model: string | undefined): string[] {
     `                      gateway: ${cpu(g.cpuMsPerRequest.gateway)}`,
   ];
   const s = g.sustainable;
-  if (s) lines.push(`  at ${s.rate} req/s (half the embedder's own max): direct p50 ${fmt(s.directP50Ms, 2)}, gateway p50 ${fmt(s.gatewayP50Ms, 2)}, added p50 ${fmt(s.addedP50Ms, 2)} ms, p99 ${fmt(s.addedP99Ms, 2)} ms`);
+  if (s)
+    lines.push(
+      `  at ${s.rate} req/s (half the embedder's own max): direct p50 ${fmt(s.directP50Ms, 2)}, gateway p50 ${fmt(s.gatewayP50Ms, 2)}, added p50 ${fmt(s.addedP50Ms, 2)} ms, p99 ${fmt(s.addedP99Ms, 2)} ms`,
+    );
+  const a = g.at100;
+  lines.push(
+    `  at ${a.rate} req/s (median of ${a.rounds} alternated pairs): direct p50 ${fmt(a.directP50Ms, 2)}, gateway p50 ${fmt(a.gatewayP50Ms, 2)}, added p50 ${fmt(a.addedP50Ms, 2)} ms, p99 ${fmt(a.addedP99Ms, 2)} ms`,
+  );
+  lines.push(`  ${cpuLine('whole path', g.cpuAt500)}`);
   lines.push(`  highest rate with p99 < 50 ms: gateway ${g.maxRps.gateway}/s, direct ${g.maxRps.direct}/s`);
-  for (const st of g.steps) lines.push(`    ${st.path.padEnd(8)} ${String(st.rate).padStart(5)}/s → ${fmt(st.okPerS, 0)}/s p99 ${fmt(st.p99Ms, 1)} ms${st.non200 ? ` non-200 ${st.non200}` : ''} ${st.pass ? 'ok' : 'FAIL'}`);
+  for (const st of g.steps)
+    lines.push(
+      `    ${st.path.padEnd(8)} ${String(st.rate).padStart(5)}/s → ${fmt(st.okPerS, 0)}/s p99 ${fmt(st.p99Ms, 1)} ms${st.non200 ? ` non-200 ${st.non200}` : ''} ${st.pass ? 'ok' : 'FAIL'}`,
+    );
   lines.push('  RSS MB        idle   load   peak(1,000-input requests)');
-  for (const [name, mem] of Object.entries(g.memoryMb)) lines.push(`    ${name.padEnd(10)} ${fmt(mem.idle, 0).padStart(5)} ${fmt(mem.load, 0).padStart(6)} ${fmt(mem.peak, 0).padStart(6)}`);
+  for (const [name, mem] of Object.entries(g.memoryMb))
+    lines.push(`    ${name.padEnd(10)} ${fmt(mem.idle, 0).padStart(5)} ${fmt(mem.load, 0).padStart(6)} ${fmt(mem.peak, 0).padStart(6)}`);
+  return lines;
+}
+
+/** CPU per request at a rate: the sum and each process. */
+function cpuLine(label: string, c: CpuAtRate): string {
+  const each = Object.entries(c.perService)
+    .map(([n, v]) => `${n} ${fmt(v, 2)}`)
+    .join(', ');
+  return `${label} CPU at ${c.rate} req/s offered (${fmt(c.okPerS, 0)}/s served, p99 ${fmt(c.p99Ms, 1)} ms): ${fmt(c.totalMs, 2)} ms/request (${each})`;
+}
+
+function pathCostLines(p: PathCost): string[] {
+  const a = p.at100;
+  return [
+    `\nPath cost — median whole-path CPU at 500 req/s ${fmt(p.medianCpuMs, 3)} ms/request`,
+    ...p.cpuAt500.map((c) => `  ${cpuLine('round', c)}`),
+    `  at ${a.rate} req/s (median of ${a.rounds}): direct p50 ${fmt(a.directP50Ms, 2)}, gateway p50 ${fmt(a.gatewayP50Ms, 2)}, added p50 ${fmt(a.addedP50Ms, 2)} ms`,
+  ];
+}
+
+function baselineLines(b: BaselineResult): string[] {
+  const lines = [
+    `\nOlder gateway — ${b.tree} (load ${fmt(b.loadAtStart, 1)} at its start)`,
+    `  ${cpuLine('whole path', b.cpuAt500)}`,
+    `  highest rate with p99 < 50 ms: ${b.maxRps}/s`,
+  ];
+  for (const st of b.steps)
+    lines.push(
+      `    ${String(st.rate).padStart(5)}/s → ${fmt(st.okPerS, 0)}/s p99 ${fmt(st.p99Ms, 1)} ms${st.non200 ? ` non-200 ${st.non200}` : ''} ${st.pass ? 'ok' : 'FAIL'}`,
+    );
   return lines;
 }
 

@@ -3,14 +3,17 @@
 #   bash bench/run.sh [all|efficiency|gateway|authz|quant] [--quick]
 #     all         (default) efficiency, gateway overhead + memory, authz capacity (~10 min)
 #     efficiency  embedder vs raw onnxruntime-node vs transformers.js, default + generated model
-#     gateway     direct vs Envoy + authz over TLS at 1,000 req/s, highest rate with p99 < 50 ms
+#     gateway     direct vs Envoy + authz over TLS: highest rate with p99 < 50 ms, whole-path CPU per
+#                 request at 500 req/s, added p50 at 100 req/s; the same for f5cf755 (before admission)
 #     authz       Check calls/s and p99 with Redis
 #     quant       int8 dynamic quantisation of the default model: cosine vs fp32 and speed
 #     --quick     short measurements (a smoke run, not figures to quote)
 # Prints a table and writes bench/results/latest.json. Expects `make up` to have installed the
-# stack's pieces (it is not used: the bench starts its own processes on free loopback ports and
-# stops them, whatever happens). Installs only what is missing: hey, the generated test model,
-# a bench TLS certificate, and (for quant) onnxruntime + onnx in the project venv.
+# stack's pieces (it is not used: the bench starts its own processes, its own redis-server
+# included, on free loopback ports and stops them, whatever happens; BENCH_REDIS_URL=redis://…
+# uses another Redis instead, under a random key prefix). Installs only what is missing: hey, the
+# generated test model, a bench TLS certificate, and (for quant) onnxruntime + onnx in the venv.
+# The older gateway is `git archive`d into .local/bench/baseline (BENCH_BASELINE=none skips it).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # onnxruntime-node's built-in telemetry stays off in every process the bench starts (see
@@ -26,7 +29,7 @@ for arg in "$@"; do
   esac
 done
 say() { echo "bench: $*" >&2; }
-REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
+bench_redis="${BENCH_REDIS_URL:-own}"
 mkdir -p .local/bench bench/results
 
 if ! command -v hey >/dev/null 2>&1; then
@@ -58,10 +61,29 @@ if [[ "$part" == "quant" ]]; then
 fi
 
 if [[ "$part" == "all" || "$part" == "gateway" || "$part" == "authz" ]]; then
-  redis-cli -u "$REDIS_URL" ping >/dev/null 2>&1 || { say "no Redis answers at $REDIS_URL (run make up)"; exit 1; }
+  if [[ "$bench_redis" == own ]]; then
+    command -v redis-server >/dev/null 2>&1 || { say "redis-server is not installed (make up installs it)"; exit 1; }
+  else
+    redis-cli -u "$bench_redis" ping >/dev/null 2>&1 || { say "no Redis answers at $bench_redis"; exit 1; }
+  fi
   ENVOY="$(bash scripts/install-envoy.sh)"
   bash scripts/certs.sh .local/bench/tls >/dev/null 2>&1
 fi
+baseline_args=()
+# The gateway before token admission (the issue's "before"), from its own commit, started by its
+# own bench/stack.ts with this tree's node_modules and models.
+baseline_commit="${BENCH_BASELINE:-f5cf755}"
+if [[ ("$part" == "all" || "$part" == "gateway") && "$baseline_commit" != none ]] && git cat-file -e "$baseline_commit^{commit}" 2>/dev/null; then
+  tree=.local/bench/baseline
+  if [[ "$(cat "$tree/.commit" 2>/dev/null)" != "$baseline_commit" ]]; then
+    rm -rf "$tree" && mkdir -p "$tree/.local"
+    git archive "$baseline_commit" | tar -x -C "$tree"
+    ln -s "$PWD/node_modules" "$tree/node_modules"
+    ln -s "$PWD/.local/models" "$tree/.local/models"
+    echo "$baseline_commit" > "$tree/.commit"
+  fi
+  baseline_args=(--baseline-tree "$tree")
+fi
 parts="efficiency,gateway,authz"; [[ "$part" == "all" ]] || parts="$part"
 exec node --import tsx bench/main.ts --parts "$parts" ${quick[@]+"${quick[@]}"} --command "bash bench/run.sh${*:+ $*}" \
-  --envoy "${ENVOY:-.venv/bin/envoy}" --tls .local/bench/tls --redis-url "$REDIS_URL"
+  --envoy "${ENVOY:-.venv/bin/envoy}" --tls .local/bench/tls --redis-url "$bench_redis" ${baseline_args[@]+"${baseline_args[@]}"}

@@ -4,14 +4,17 @@
  * alone. Redis is the one at REDIS_URL, under a random key prefix that is deleted afterwards.
  */
 import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { signGrant } from '../contract/grant.ts';
+import { GRANT_HEADER } from '../contract/headers.ts';
 import { authzComponent, envoyComponent, type ServiceContract } from '../scripts/stack/components.ts';
 import { writeLocalEnvoyConfig } from '../scripts/stack/local-stack.ts';
 import { httpsOk, waitFor } from '../scripts/stack/probes.ts';
 import { inherited, startEmbedder } from './embedder-service.ts';
+import { stripEnvoyConfig } from './envoy-strip.ts';
 import { freePort, startService, stopService, type Service } from './processes.ts';
 
 const run = promisify(execFile);
@@ -32,21 +35,40 @@ export interface BenchStack {
 }
 
 /** What the bench stack needs from the machine (made by `make up` / bench/run.sh). */
-export interface StackPaths { envoyBin: string; tlsDir: string; redisUrl: string; envoyConcurrency?: number; authzEntry?: string }
+export interface StackPaths {
+  envoyBin: string;
+  tlsDir: string;
+  redisUrl: string;
+  envoyConcurrency?: number;
+  authzEntry?: string;
+  /** Tuning runs: parts of Envoy's filter chain left out (bench/envoy-strip.ts). */
+  envoyStrip?: string[];
+}
 
 /** The authz environment for a bench: random Redis prefix and secret, limits far above any bench rate. */
 export function benchAuthzEnv(modelId: string, redisUrl: string, port: number): Record<string, string> {
   return {
-    AUTHZ_HOST: '127.0.0.1', AUTHZ_PORT: String(port), REDIS_URL: redisUrl,
+    AUTHZ_HOST: '127.0.0.1',
+    AUTHZ_PORT: String(port),
+    REDIS_URL: redisUrl,
     REDIS_KEY_PREFIX: `ctg-bench-${randomBytes(4).toString('hex')}:`,
-    KEY_HASH_SECRET: randomBytes(24).toString('hex'), MODEL_ID: modelId,
-    DEFAULT_RPM: '100000000', DEFAULT_TPM: '1000000000', LOG_LEVEL: 'warn',
+    KEY_HASH_SECRET: randomBytes(24).toString('hex'),
+    GRANT_SECRET: randomBytes(24).toString('hex'),
+    MODEL_ID: modelId,
+    // The bench's Envoy sends the caller token (startBenchStack); the capacity bench sends it too.
+    AUTHZ_CALLER_TOKEN: randomBytes(24).toString('hex'),
+    METRICS_TOKEN: randomBytes(24).toString('hex'),
+    DEFAULT_RPM: '100000000',
+    DEFAULT_TPM: '1000000000',
+    LOG_LEVEL: 'warn',
   };
 }
 
 /** Runs the admin CLI with the authz environment; returns its one JSON object. */
 export async function admin(env: Record<string, string>, args: string[]): Promise<Record<string, unknown>> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'authz/src/admin/cli.ts', ...args, '--json'], { env: { ...process.env, ...env } });
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'authz/src/admin/cli.ts', ...args, '--json'], {
+    env: { ...process.env, ...env },
+  });
   return JSON.parse(stdout.trim().split('\n').pop() as string) as Record<string, unknown>;
 }
 
@@ -71,8 +93,19 @@ export interface BenchAuthz {
   env: Record<string, string>;
   address: string;
   apiKey: string;
-  /** The identity and model grant authz adds upstream for the key (direct embedder requests send them). */
+  /**
+   * A grant as authz signs it for the key, valid for an hour (direct embedder requests send it).
+   * One grant for every direct request: after the first, each is settled as a retry of it
+   * (charged and recorded once), so the direct figures leave out one usage write per request.
+   */
   directHeaders: Record<string, string>;
+  /**
+   * A fresh grant, for each differently sized body: a grant settled for one token count is
+   * refused (503) for another, as a replayed grant with other inputs must be.
+   */
+  freshGrant: () => Record<string, string>;
+  /** What the embedder needs to settle as this authz's peer: grant secret and Redis prefix. */
+  embedderEnv: Record<string, string>;
   stop: () => Promise<void>;
 }
 
@@ -80,13 +113,26 @@ export interface BenchAuthz {
 export async function startBenchAuthz(modelId: string, paths: StackPaths): Promise<BenchAuthz> {
   const port = await freePort();
   const env = benchAuthzEnv(modelId, paths.redisUrl, port);
-  const svc: ServiceContract = { modelDir: '', modelId, redisUrl: paths.redisUrl, keyHashSecretFile: '', redisKeyPrefix: env.REDIS_KEY_PREFIX };
+  const svc: ServiceContract = {
+    modelDir: '',
+    modelId,
+    redisUrl: paths.redisUrl,
+    keyHashSecretFile: '',
+    grantSecretFile: '',
+    redisKeyPrefix: env.REDIS_KEY_PREFIX,
+  };
   const logDir = resolve('.local/bench/logs');
   mkdirSync(logDir, { recursive: true });
-  const service = await startService(authzComponent(svc, {
-    host: '127.0.0.1', port, logFile: `${logDir}/authz.log`, baseEnv: inherited(), overrides: env,
-    ...(paths.authzEntry ? { entry: paths.authzEntry } : {}),
-  }));
+  const service = await startService(
+    authzComponent(svc, {
+      host: '127.0.0.1',
+      port,
+      logFile: `${logDir}/authz.log`,
+      baseEnv: inherited(),
+      overrides: env,
+      ...(paths.authzEntry ? { entry: paths.authzEntry } : {}),
+    }),
+  );
   const stop = async (): Promise<void> => {
     await stopService(service);
     await deletePrefix(paths.redisUrl, env.REDIS_KEY_PREFIX as string);
@@ -94,8 +140,24 @@ export async function startBenchAuthz(modelId: string, paths: StackPaths): Promi
   try {
     const apiKey = await createApiKey(env);
     const keyId = apiKey.split('_')[1] as string;
-    const directHeaders = { 'x-gateway-model': modelId, 'x-gateway-org-id': 'bench', 'x-gateway-key-id': keyId };
-    return { service, env, address: `127.0.0.1:${port}`, apiKey, directHeaders, stop };
+    const freshGrant = (): Record<string, string> => {
+      const claims = {
+        org: 'bench',
+        key: keyId,
+        model: modelId,
+        tpm: Number(env.DEFAULT_TPM),
+        uid: randomUUID(),
+        exp: Date.now() + 3_600_000,
+      };
+      return { [GRANT_HEADER]: signGrant(claims, env.GRANT_SECRET as string) };
+    };
+    const directHeaders = freshGrant();
+    const embedderEnv = {
+      GRANT_SECRET: env.GRANT_SECRET as string,
+      REDIS_URL: paths.redisUrl,
+      REDIS_KEY_PREFIX: env.REDIS_KEY_PREFIX as string,
+    };
+    return { service, env, address: `127.0.0.1:${port}`, apiKey, directHeaders, freshGrant, embedderEnv, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -103,11 +165,23 @@ export async function startBenchAuthz(modelId: string, paths: StackPaths): Promi
 }
 
 /** Starts authz, the embedder and Envoy; every process is stopped by `stop()` (or on exit). */
-export async function startBenchStack(modelDir: string, modelId: string, paths: StackPaths, embedderEnv: Record<string, string> = {}): Promise<BenchStack> {
+export async function startBenchStack(
+  modelDir: string,
+  modelId: string,
+  paths: StackPaths,
+  embedderEnv: Record<string, string> = {},
+): Promise<BenchStack> {
   const [gatewayPort, adminPort] = [await freePort(), await freePort()];
   const authz = await startBenchAuthz(modelId, paths);
   const authzPort = Number(authz.address.split(':')[1]);
-  const svc: ServiceContract = { modelDir, modelId, redisUrl: paths.redisUrl, keyHashSecretFile: '', redisKeyPrefix: authz.env.REDIS_KEY_PREFIX };
+  const svc: ServiceContract = {
+    modelDir,
+    modelId,
+    redisUrl: paths.redisUrl,
+    keyHashSecretFile: '',
+    grantSecretFile: '',
+    redisKeyPrefix: authz.env.REDIS_KEY_PREFIX,
+  };
   const logDir = resolve('.local/bench/logs');
   const started: Service[] = [];
   const stop = async (): Promise<void> => {
@@ -115,27 +189,48 @@ export async function startBenchStack(modelDir: string, modelId: string, paths: 
     await authz.stop();
   };
   try {
-    const embedder = await startEmbedder(modelDir, modelId, { ...embedderEnv, MODEL_ID: modelId, AUTHZ_ADDRESS: authz.address });
+    const embedder = await startEmbedder(modelDir, modelId, { ...embedderEnv, MODEL_ID: modelId, ...authz.embedderEnv });
     started.push(embedder.service);
     const embedderPort = Number(new URL(embedder.baseUrl).port);
     const configFile = resolve('.local/bench/envoy.yaml');
     writeLocalEnvoyConfig({
-      svc, logDir, envoyConfigFile: configFile, envoyBinary: paths.envoyBin,
-      gateway: { host: '127.0.0.1', port: gatewayPort }, envoyAdminPort: adminPort,
-      authz: { host: '127.0.0.1', port: authzPort }, embedder: { host: '127.0.0.1', port: embedderPort },
+      svc,
+      logDir,
+      envoyConfigFile: configFile,
+      envoyBinary: paths.envoyBin,
+      gateway: { host: '127.0.0.1', port: gatewayPort },
+      envoyAdminPort: adminPort,
+      authz: { host: '127.0.0.1', port: authzPort },
+      embedder: { host: '127.0.0.1', port: embedderPort },
       tls: { certFile: `${paths.tlsDir}/server.pem`, keyFile: `${paths.tlsDir}/server-key.pem` },
+      envoy: { authzCallerToken: authz.env.AUTHZ_CALLER_TOKEN },
     });
+    if (paths.envoyStrip?.length) stripEnvoyConfig(configFile, paths.envoyStrip);
     // As `make up` starts it; --concurrency only when a tuning run asks (Envoy's default: one worker per core).
-    const envoy = await startService(envoyComponent({
-      binary: paths.envoyBin, configFile, adminPort, gatewayHost: '127.0.0.1', gatewayPort, logFile: `${logDir}/envoy.log`,
-      ...(paths.envoyConcurrency ? { concurrency: paths.envoyConcurrency } : {}),
-    }));
+    const envoy = await startService(
+      envoyComponent({
+        binary: paths.envoyBin,
+        configFile,
+        adminPort,
+        gatewayHost: '127.0.0.1',
+        gatewayPort,
+        logFile: `${logDir}/envoy.log`,
+        ...(paths.envoyConcurrency ? { concurrency: paths.envoyConcurrency } : {}),
+      }),
+    );
     started.push(envoy);
     const gatewayUrl = `https://127.0.0.1:${gatewayPort}`;
     await waitFor('the gateway /health', httpsOk(`${gatewayUrl}/health`, readFileSync(`${paths.tlsDir}/ca.pem`)), 30_000);
     return {
-      gatewayUrl, embedderUrl: embedder.baseUrl, apiKey: authz.apiKey, modelId, directHeaders: authz.directHeaders,
-      services: { embedder: embedder.service, authz: authz.service, envoy }, authzEnv: authz.env, authzAddress: authz.address, stop,
+      gatewayUrl,
+      embedderUrl: embedder.baseUrl,
+      apiKey: authz.apiKey,
+      modelId,
+      directHeaders: authz.directHeaders,
+      services: { embedder: embedder.service, authz: authz.service, envoy },
+      authzEnv: authz.env,
+      authzAddress: authz.address,
+      stop,
     };
   } catch (err) {
     await stop();

@@ -17,14 +17,31 @@ function buildHfFolder(modelDir: string, manifest: Manifest): { root: string; na
   const root = resolve('.local/bench/hf');
   const dir = join(root, manifest.id);
   mkdirSync(join(dir, 'onnx'), { recursive: true });
-  writeFileSync(join(dir, 'config.json'), JSON.stringify({
-    model_type: 'bert', architectures: ['BertModel'], hidden_size: manifest.nativeDimensions,
-    max_position_embeddings: 512, type_vocab_size: 2, vocab_size: 30522, pad_token_id: 0,
-  }));
-  writeFileSync(join(dir, 'tokenizer_config.json'), JSON.stringify({
-    tokenizer_class: 'BertTokenizer', do_lower_case: true, model_max_length: manifest.maxTokens,
-    cls_token: '[CLS]', sep_token: '[SEP]', pad_token: '[PAD]', unk_token: '[UNK]', mask_token: '[MASK]',
-  }));
+  writeFileSync(
+    join(dir, 'config.json'),
+    JSON.stringify({
+      model_type: 'bert',
+      architectures: ['BertModel'],
+      hidden_size: manifest.nativeDimensions,
+      max_position_embeddings: 512,
+      type_vocab_size: 2,
+      vocab_size: 30522,
+      pad_token_id: 0,
+    }),
+  );
+  writeFileSync(
+    join(dir, 'tokenizer_config.json'),
+    JSON.stringify({
+      tokenizer_class: 'BertTokenizer',
+      do_lower_case: true,
+      model_max_length: manifest.maxTokens,
+      cls_token: '[CLS]',
+      sep_token: '[SEP]',
+      pad_token: '[PAD]',
+      unk_token: '[UNK]',
+      mask_token: '[MASK]',
+    }),
+  );
   copyFileSync(join(modelDir, 'tokenizer.json'), join(dir, 'tokenizer.json'));
   rmSync(join(dir, 'onnx', 'model.onnx'), { force: true });
   symlinkSync(resolve(modelDir, 'model.onnx'), join(dir, 'onnx', 'model.onnx'));
@@ -39,11 +56,17 @@ env.allowLocalModels = true;
 env.localModelPath = `${root}/`;
 // The embedder's session options (embedder/src/model/session.ts), so only the library differs.
 const sessionOptions = {
-  intraOpNumThreads: args.threads, interOpNumThreads: 1, graphOptimizationLevel: args.optLevel, executionMode: 'sequential' as const,
+  intraOpNumThreads: args.threads,
+  interOpNumThreads: 1,
+  graphOptimizationLevel: args.optLevel,
+  executionMode: 'sequential' as const,
   ...(args.spin ? {} : { extra: { session: { intra_op: { allow_spinning: '0' } } } }),
 };
 const extractor = await pipeline('feature-extraction', name, {
-  local_files_only: true, dtype: 'fp32', device: 'cpu', session_options: sessionOptions,
+  local_files_only: true,
+  dtype: 'fp32',
+  device: 'cpu',
+  session_options: sessionOptions,
 });
 const texts = clinicalTexts(args.kind, 256);
 const pooling = manifest.pooling === 'cls' ? 'cls' : 'mean';
@@ -59,6 +82,14 @@ for (const size of args.batches) {
   cpuMsPerInput[size] = lastCpuMsPerItem;
 }
 const [bestBatch, bestRate] = Object.entries(perBatch).reduce((a, b) => (b[1] > a[1] ? b : a));
-console.log(JSON.stringify({
-  baseline: 'transformersjs', model: manifest.id, kind: args.kind, perBatch, cpuMsPerInput, bestBatch: Number(bestBatch), inputsPerS: bestRate,
-}));
+console.log(
+  JSON.stringify({
+    baseline: 'transformersjs',
+    model: manifest.id,
+    kind: args.kind,
+    perBatch,
+    cpuMsPerInput,
+    bestBatch: Number(bestBatch),
+    inputsPerS: bestRate,
+  }),
+);

@@ -10,7 +10,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 name="${1:?usage: bash bench/variant.sh NAME [options]}"; shift
 dir=".local/bench/variants/$name"
 rm -rf "$dir" && mkdir -p "$dir"
-cp -r embedder authz openapi "$dir/"
+cp -r embedder authz openapi contract "$dir/"
 ln -s "$PWD/node_modules" "$dir/node_modules"  # authz resolves its protos from the repository root
 if [[ "$name" != "baseline" ]]; then
   patch -s -p1 -d "$dir" < "bench/tuning/$name.patch"

@@ -1,0 +1,84 @@
+/**
+ * The gateway of an older commit, measured by this tree's procedure in the same run: started by
+ * that tree's own bench/stack.ts (its authz, embedder, Envoy config and Redis scripts), then
+ * measured with this tree's maxRate and cpuAtRate. Runs with the older tree as its working
+ * directory (bench/run.sh unpacks f5cf755, the commit before token admission, into
+ * .local/bench/baseline); prints one JSON line.
+ *   node --import tsx <this file> --envoy BIN --tls DIR --redis-url URL --redis-pid PID
+ *     [--model-dir DIR] [--seconds N] [--step-seconds N] [--rates 1000,1500]
+ */
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
+import { embeddingBody } from './embedder-service.ts';
+import { cpuAtRate, maxRate, type GatewayResult, type Path } from './gateway.ts';
+import { readManifest } from './model-inputs.ts';
+import type { Service } from './processes.ts';
+
+const { values } = parseArgs({
+  args: process.argv.slice(2),
+  options: {
+    envoy: { type: 'string' },
+    tls: { type: 'string' },
+    'redis-url': { type: 'string' },
+    'redis-pid': { type: 'string', default: '0' },
+    'model-dir': { type: 'string', default: '.local/models/test' },
+    seconds: { type: 'string', default: '10' },
+    'step-seconds': { type: 'string', default: '5' },
+    rates: { type: 'string', default: '1000,1500,2000' },
+  },
+});
+
+/** The older tree's stack module: only what this script uses of it, which every round's stack.ts has. */
+interface OldStackModule {
+  startBenchStack(
+    modelDir: string,
+    modelId: string,
+    paths: { envoyBin: string; tlsDir: string; redisUrl: string },
+  ): Promise<{
+    gatewayUrl: string;
+    apiKey: string;
+    services: Record<string, { pid: number }>;
+    stop: () => Promise<void>;
+  }>;
+}
+interface OldProcessesModule {
+  stopAll(): Promise<void>;
+}
+
+async function main(): Promise<void> {
+  const old = (await import(pathToFileURL(resolve('bench/stack.ts')).href)) as OldStackModule;
+  const modelDir = values['model-dir'] as string;
+  const modelId = readManifest(modelDir).id;
+  const stack = await old.startBenchStack(modelDir, modelId, {
+    envoyBin: values.envoy as string,
+    tlsDir: values.tls as string,
+    redisUrl: values['redis-url'] as string,
+  });
+  try {
+    const gateway: Path = {
+      name: 'baseline',
+      url: `${stack.gatewayUrl}/v1/embeddings`,
+      headers: { authorization: `Bearer ${stack.apiKey}` },
+    };
+    const body = embeddingBody(modelId, 'short', 1);
+    const pid = Number(values['redis-pid']);
+    const services = { ...stack.services, ...(pid > 0 ? { redis: { pid } } : {}) } as unknown as Record<string, Service>;
+    const seconds = Number(values.seconds);
+    const stepSeconds = Number(values['step-seconds']);
+    const rates = (values.rates as string).split(',').map(Number);
+    const steps: GatewayResult['steps'] = [];
+    await cpuAtRate(gateway, body, 500, 3, services); // warm-up: JIT, connection pools, gRPC channel
+    const cpuAt500 = await cpuAtRate(gateway, body, 500, seconds, services);
+    const maxRps = await maxRate(gateway, body, { seconds, stepSeconds, rates }, steps);
+    process.stdout.write(`${JSON.stringify({ maxRps, cpuAt500, steps })}\n`);
+  } finally {
+    await stack.stop();
+    await ((await import(pathToFileURL(resolve('bench/processes.ts')).href)) as OldProcessesModule).stopAll();
+  }
+}
+
+main().catch((err: Error) => {
+  process.stderr.write(`baseline failed: ${err.stack ?? err.message}\n`);
+  process.exitCode = 1;
+});
