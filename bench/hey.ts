@@ -1,7 +1,11 @@
 /**
  * HTTP load through `hey` (Debian package): closed-loop saturation with many workers, or a
- * fixed rate (hey paces each worker with its own ticker, so the load is evenly spread and not
- * a once-a-second burst). Per-request timings come from hey's CSV, at 0.1 ms resolution.
+ * fixed rate, staggered. One hey process paces each of its workers with a ticker of its own, but
+ * all the tickers start together, so `-c 10 -q 10` sends a burst of 10 requests every 100 ms:
+ * that measures queueing inside the burst, not the rate. A fixed rate therefore runs one hey
+ * process per worker (`-c 1`, rate ÷ workers each), the i-th started i ÷ workers of a period
+ * later, so requests arrive evenly spaced (as the issue's "staggered hey" measured).
+ * Per-request timings come from hey's CSV, at 0.1 ms resolution.
  */
 import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -76,33 +80,48 @@ export function summariseHeyCsv(csv: string, minSeconds: number): LoadResult {
   };
 }
 
-/** Runs hey once and summarises it. */
+/** hey's arguments for one process: `workers` connections, each paced at `perWorkerRate` (0: unpaced). */
+function heyArgs(spec: LoadSpec, bodyFile: string, workers: number, perWorkerRate: number): string[] {
+  const args = ['-z', `${spec.seconds}s`, '-c', String(workers), '-t', String(spec.timeoutS ?? 120), '-m', 'POST'];
+  args.push('-T', 'application/json', '-D', bodyFile, '-o', 'csv');
+  if (perWorkerRate > 0) args.push('-q', perWorkerRate.toFixed(3));
+  for (const [k, v] of Object.entries(spec.headers ?? {})) args.push('-H', `${k}: ${v}`);
+  args.push(spec.url);
+  return args;
+}
+
+/** Shifts the offset column (seconds since that process started) of hey's CSV rows by `delayS`. */
+function shiftHeyCsv(csv: string, delayS: number): string {
+  if (delayS === 0) return csv;
+  return csv
+    .split('\n')
+    .map((line) => {
+      const cols = line.split(',');
+      if (cols.length < 8 || cols[0] === 'response-time') return line;
+      cols[7] = String(Number(cols[7]) + delayS);
+      return cols.join(',');
+    })
+    .join('\n');
+}
+
+/** Runs the load (one hey process, or one per worker, staggered, at a fixed rate) and summarises it. */
 export async function runHey(spec: LoadSpec): Promise<LoadResult> {
   const dir = mkdtempSync(join(tmpdir(), 'ctg-bench-'));
   try {
     const bodyFile = join(dir, 'body.json');
     writeFileSync(bodyFile, spec.body);
-    const args = [
-      '-z',
-      `${spec.seconds}s`,
-      '-c',
-      String(spec.workers),
-      '-t',
-      String(spec.timeoutS ?? 120),
-      '-m',
-      'POST',
-      '-T',
-      'application/json',
-      '-D',
-      bodyFile,
-      '-o',
-      'csv',
-    ];
-    if (spec.rate) args.push('-q', String(Math.max(1, Math.round(spec.rate / spec.workers))));
-    for (const [k, v] of Object.entries(spec.headers ?? {})) args.push('-H', `${k}: ${v}`);
-    args.push(spec.url);
-    const { stdout } = await run('hey', args, { maxBuffer: 512 * 1024 * 1024 });
-    return summariseHeyCsv(stdout, spec.seconds);
+    const heyRun = async (args: string[], delayS: number): Promise<string> => {
+      if (delayS > 0) await new Promise((r) => setTimeout(r, delayS * 1000));
+      const { stdout } = await run('hey', args, { maxBuffer: 512 * 1024 * 1024 });
+      return shiftHeyCsv(stdout, delayS);
+    };
+    if (!spec.rate) return summariseHeyCsv(await heyRun(heyArgs(spec, bodyFile, spec.workers, 0), 0), spec.seconds);
+    const perWorker = spec.rate / spec.workers;
+    const periodS = 1 / perWorker;
+    const csvs = await Promise.all(
+      Array.from({ length: spec.workers }, (_, i) => heyRun(heyArgs(spec, bodyFile, 1, perWorker), (i * periodS) / spec.workers)),
+    );
+    return summariseHeyCsv(csvs.join('\n'), spec.seconds);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
