@@ -13,9 +13,11 @@ export interface BaselineArgs {
   optLevel: 'disabled' | 'basic' | 'extended' | 'all';
   /** onnxruntime's intra-op spin-waiting (its default is on). */
   spin: boolean;
+  /** 0: the 256-text corpus; N: the texts of an N-string request body (corpus.ts bodyTexts), repeated. */
+  texts: number;
 }
 
-/** Parses `--model-dir --kind --batches 8,16 --seconds --threads --opt`. */
+/** Parses `--model-dir --kind --batches 8,16 --seconds --threads --opt --spin --texts`. */
 export function parseBaselineArgs(argv: string[]): BaselineArgs {
   const { values } = parseArgs({
     args: argv,
@@ -27,6 +29,7 @@ export function parseBaselineArgs(argv: string[]): BaselineArgs {
       threads: { type: 'string', default: String(availableParallelism()) },
       opt: { type: 'string', default: 'all' },
       spin: { type: 'string', default: '1' },
+      texts: { type: 'string', default: '0' },
     },
   });
   const kind = values.kind === 'note' ? 'note' : 'short';
@@ -41,6 +44,7 @@ export function parseBaselineArgs(argv: string[]): BaselineArgs {
     threads: Number(values.threads),
     optLevel: values.opt as BaselineArgs['optLevel'],
     spin: values.spin !== '0',
+    texts: Number(values.texts),
   };
 }
 

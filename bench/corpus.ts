@@ -98,6 +98,19 @@ function note(rand: () => number): string {
   return parts.join(' ');
 }
 
+/** The seed of the request bodies the bench sends (embedder-service.ts's embeddingBody). */
+export const BODY_SEED = 3;
+
+/**
+ * `total` texts for a baseline that must run exactly what an HTTP case sends: the `strings`
+ * texts of that case's request body, repeated. (The one-sentence body's sentence is longer than
+ * the corpus's average, so a baseline on the corpus made the embedder look slower than it is.)
+ */
+export function bodyTexts(kind: TextKind, strings: number, total = 256): string[] {
+  const body = clinicalTexts(kind, strings, BODY_SEED);
+  return Array.from({ length: total }, (_, i) => body[i % body.length]!);
+}
+
 /** `count` deterministic texts of one kind; different seeds give different (but fixed) sets. */
 export function clinicalTexts(kind: TextKind, count: number, seed = 1): string[] {
   const rand = seededRandom(seed * 7919 + (kind === 'short' ? 1 : 2));

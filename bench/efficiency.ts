@@ -68,8 +68,9 @@ function caseName(c: HttpCase): string {
 /** Result for one model: baselines, HTTP cases and the ratios. */
 export interface ModelEfficiency {
   model: string;
-  rawOrt: Record<TextKind, Baseline>;
-  transformersjs: Record<TextKind, Baseline>;
+  /** Keyed by the text set of a goal case (`short×1` …): the baseline ran exactly those texts. */
+  rawOrt: Record<TextSet, Baseline>;
+  transformersjs: Record<TextSet, Baseline>;
   /** cpuMsPerInput: the embedder's CPU time (all threads) per input embedded in that case. */
   http: {
     case: string;
@@ -93,18 +94,42 @@ export interface ModelEfficiency {
   minCpuVsTransformersjs: number;
 }
 
-async function baselines(script: string, modelDir: string, seconds: number, spin: boolean): Promise<Record<TextKind, Baseline>> {
+/** The texts an HTTP case sends: its kind and strings per request (`short×1`). */
+type TextSet = `${TextKind}×${1 | 32}`;
+const TEXT_SETS: readonly TextSet[] = ['short×1', 'short×32', 'note×1', 'note×32'];
+const textSet = (c: HttpCase): TextSet => `${c.kind}×${c.strings}` as TextSet;
+
+/**
+ * Each baseline runs the very texts of each goal case (bench/corpus.ts bodyTexts), so a case is
+ * compared with the same sentences padded the same way: the one-sentence body's sentence is
+ * 30 % longer in tokens than the corpus's average, which alone made short×1 look 0.7×.
+ */
+async function baselines(script: string, modelDir: string, seconds: number, spin: boolean): Promise<Record<TextSet, Baseline>> {
   const secs = ['--seconds', String(seconds), '--spin', spin ? '1' : '0'];
-  // Small batches are in the sweep: on 2 cores long sequences can run fastest a few at a time.
-  const short = await runScriptJson<Baseline>(script, ['--model-dir', modelDir, '--kind', 'short', '--batches', '4,8,16,32,64', ...secs]);
-  const note = await runScriptJson<Baseline>(script, ['--model-dir', modelDir, '--kind', 'note', '--batches', '1,2,4,8,16', ...secs]);
-  return { short, note };
+  const out = {} as Record<TextSet, Baseline>;
+  for (const set of TEXT_SETS) {
+    const [kind, strings] = set.split('×') as [TextKind, string];
+    // Small batches are in the sweep: on 2 cores long sequences can run fastest a few at a time.
+    const batches = kind === 'short' ? '4,8,16,32,64' : '1,2,4,8,16';
+    out[set] = await runScriptJson<Baseline>(script, [
+      '--model-dir',
+      modelDir,
+      '--kind',
+      kind,
+      '--texts',
+      strings,
+      '--batches',
+      batches,
+      ...secs,
+    ]);
+  }
+  return out;
 }
 
 /** Measures one model directory end to end. */
 export async function measureModel(modelDir: string, opts: EfficiencyOptions): Promise<ModelEfficiency> {
   const manifest = readManifest(modelDir);
-  const none = { short: NO_BASELINE, note: NO_BASELINE };
+  const none = Object.fromEntries(TEXT_SETS.map((s) => [s, NO_BASELINE])) as Record<TextSet, Baseline>;
   const spin = opts.baselineSpin ?? true;
   const rawOrt = opts.httpOnly ? none : await baselines('bench/raw-ort.ts', modelDir, opts.baselineSeconds, spin);
   const transformersjs = opts.httpOnly ? none : await baselines('bench/transformersjs.ts', modelDir, opts.baselineSeconds, spin);
@@ -142,10 +167,10 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
         p99Ms: r.p99Ms,
         non200: r.requests - r.ok,
         cpuMsPerInput,
-        vsRawOrt: inputsPerS / rawOrt[c.kind].inputsPerS,
-        vsTransformersjs: inputsPerS / transformersjs[c.kind].inputsPerS,
-        cpuVsRawOrt: cpuAtBest(rawOrt[c.kind]) / cpuMsPerInput,
-        cpuVsTransformersjs: cpuAtBest(transformersjs[c.kind]) / cpuMsPerInput,
+        vsRawOrt: inputsPerS / rawOrt[textSet(c)].inputsPerS,
+        vsTransformersjs: inputsPerS / transformersjs[textSet(c)].inputsPerS,
+        cpuVsRawOrt: cpuAtBest(rawOrt[textSet(c)]) / cpuMsPerInput,
+        cpuVsTransformersjs: cpuAtBest(transformersjs[textSet(c)]) / cpuMsPerInput,
       });
     }
     if (!opts.cases || opts.cases.includes('thousand')) {

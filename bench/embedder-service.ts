@@ -4,7 +4,7 @@
  */
 import { resolve } from 'node:path';
 import { embedderComponent } from '../scripts/stack/components.ts';
-import { clinicalTexts, type TextKind } from './corpus.ts';
+import { BODY_SEED, clinicalTexts, type TextKind } from './corpus.ts';
 import { freePort, startService, type Service } from './processes.ts';
 
 /** A running embedder and its base URL. */
@@ -15,7 +15,7 @@ export interface Embedder {
 
 /** Request body with `count` texts of one kind; notes ask for truncation, since models differ in maxTokens. */
 export function embeddingBody(model: string, kind: TextKind, count: number, extra: Record<string, unknown> = {}): string {
-  const input = clinicalTexts(kind, count, 3);
+  const input = clinicalTexts(kind, count, BODY_SEED);
   return JSON.stringify({
     model,
     input: count === 1 ? input[0] : input,

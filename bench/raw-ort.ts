@@ -1,13 +1,13 @@
 /**
  * Baseline "the limit": onnxruntime-node session.run in one process on pre-tokenized,
  * padded batches of the bench texts, at each batch size; prints one JSON line.
- *   npx tsx bench/raw-ort.ts --model-dir DIR --kind short|note [--batches 8,16,32,64] [--seconds 4] [--threads N] [--opt all]
+ *   npx tsx bench/raw-ort.ts --model-dir DIR --kind short|note [--batches 8,16,32,64] [--seconds 4] [--threads N] [--opt all] [--texts N]
  * Also times the whole pipeline (tokenize + pad + run + pool) at the best batch size, which
  * is the work an embedder cannot skip.
  */
 import { join } from 'node:path';
 import * as ort from 'onnxruntime-node';
-import { clinicalTexts } from './corpus.ts';
+import { bodyTexts, clinicalTexts } from './corpus.ts';
 import { lastCpuMsPerItem, measureRate, parseBaselineArgs } from './bench-args.ts';
 import { loadTokenizer, padBatch, pool, readManifest, tokenize, type EncodedBatch } from './model-inputs.ts';
 
@@ -35,7 +35,7 @@ function feeds(b: EncodedBatch): Record<string, ort.Tensor> {
   return f;
 }
 
-const texts = clinicalTexts(args.kind, 256);
+const texts = args.texts > 0 ? bodyTexts(args.kind, args.texts) : clinicalTexts(args.kind, 256);
 const ids = tokenize(tokenizer, texts, manifest.maxTokens);
 const perBatch: Record<string, number> = {};
 const cpuMsPerInput: Record<string, number> = {};

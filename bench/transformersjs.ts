@@ -1,14 +1,14 @@
 /**
  * Baseline "what a Node user would pick instead": @huggingface/transformers' feature-extraction
  * pipeline on the same model.onnx, pooling/normalize as the manifest says; prints one JSON line.
- *   npx tsx bench/transformersjs.ts --model-dir DIR --kind short|note [--batches 8,32] [--seconds 4] [--threads N]
+ *   npx tsx bench/transformersjs.ts --model-dir DIR --kind short|note [--batches 8,32] [--seconds 4] [--threads N] [--texts N]
  * transformers.js wants a Hugging Face style folder; one is built under .local/bench/hf/<id>
  * (config.json, tokenizer files, onnx/model.onnx as a symlink), nothing is downloaded.
  */
 import { copyFileSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { env, pipeline } from '@huggingface/transformers';
-import { clinicalTexts } from './corpus.ts';
+import { bodyTexts, clinicalTexts } from './corpus.ts';
 import { lastCpuMsPerItem, measureRate, parseBaselineArgs } from './bench-args.ts';
 import { readManifest, type Manifest } from './model-inputs.ts';
 
@@ -68,7 +68,7 @@ const extractor = await pipeline('feature-extraction', name, {
   device: 'cpu',
   session_options: sessionOptions,
 });
-const texts = clinicalTexts(args.kind, 256);
+const texts = args.texts > 0 ? bodyTexts(args.kind, args.texts) : clinicalTexts(args.kind, 256);
 const pooling = manifest.pooling === 'cls' ? 'cls' : 'mean';
 const perBatch: Record<string, number> = {};
 const cpuMsPerInput: Record<string, number> = {};
