@@ -38,6 +38,8 @@ export interface EmbedderConfig {
   readonly metricsToken: string | undefined;
   /** On SIGTERM, how long in-flight requests may take to finish before the process exits anyway. */
   readonly drainSeconds: number;
+  /** On SIGTERM, how long /ready answers 503 while requests are still served, before the listener closes. */
+  readonly drainNoticeMs: number;
   /** OTLP/HTTP base URL for traces (OTEL_EXPORTER_OTLP_ENDPOINT); tracing is off when unset. */
   readonly otlpEndpoint: string | undefined;
 }
@@ -73,6 +75,8 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     metricsToken: readToken(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),
     // The longest request (1,000 × 512 tokens) takes minutes on 2 cores; Envoy's route allows 600 s.
     drainSeconds: read.integer('EMBEDDER_DRAIN_S', 600, 0, 3600),
+    // Off by default: Kubernetes takes a pod out of rotation itself (preStop sleep, new pod IP).
+    drainNoticeMs: read.integer('EMBEDDER_DRAIN_NOTICE_MS', 0, 0, 60_000),
     otlpEndpoint: readOtlpEndpoint(read),
   });
 }

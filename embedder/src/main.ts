@@ -3,6 +3,7 @@
  * once, so /health answers while the model loads (/ready and /v1 say model_not_ready until then).
  * Stops gracefully on SIGTERM/SIGINT: in-flight requests finish, then the worker ends.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { openSettlementStore } from './settlement/store.js';
 import { buildApp } from './http/app.js';
 import { loadConfig } from './config.js';
@@ -45,8 +46,11 @@ async function main(): Promise<void> {
     },
   );
 
-  // Graceful drain: /ready turns 503 and no new connection is accepted; requests in flight finish
-  // (their usage recorded) within EMBEDDER_DRAIN_S, then the model worker ends.
+  // Graceful drain: /ready turns 503; for EMBEDDER_DRAIN_NOTICE_MS requests are still served, so a
+  // load balancer that health-checks /ready takes this replica out of rotation before it stops
+  // listening (a replacement started at the same address would otherwise be sent requests while
+  // its model loads); then no new connection is accepted, requests in flight finish (their usage
+  // recorded) within EMBEDDER_DRAIN_S, and the model worker ends.
   const stop = async (signal: string): Promise<void> => {
     if (stopping) return;
     stopping = true;
@@ -56,6 +60,7 @@ async function main(): Promise<void> {
       process.exit(1);
     }, config.drainSeconds * 1000);
     deadline.unref();
+    if (config.drainNoticeMs > 0) await sleep(config.drainNoticeMs);
     await app.close();
     settlement.close();
     await engine.close();

@@ -161,7 +161,9 @@ function fleetComponents(
       port: PORTS.embedder,
       logFile: logFileOf(logDir, name),
       netns: h(name).netns,
-      baseEnv: { ...baseEnv, ...authzEnvExtra },
+      // Restarted at the same address: out of Envoy's rotation (health check every second) before
+      // it stops listening, so its replacement is never sent requests while its model loads.
+      baseEnv: { ...baseEnv, ...authzEnvExtra, EMBEDDER_DRAIN_NOTICE_MS: '2000' },
     }),
   );
   const gateways = GATEWAYS.map((name) => gatewayComponent(net, h(name), dir, options.envoyBinary, ca));

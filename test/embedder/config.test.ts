@@ -19,6 +19,7 @@ describe('embedder config', () => {
       queueTenantMaxTokens: 524_288,
       retryAfterSeconds: 1,
       logLevel: 'info',
+      drainNoticeMs: 0,
     });
     // One organization's share holds one request of 1,000 inputs × 512 tokens, and leaves room for others.
     expect(config.queueTenantMaxInputs).toBeGreaterThanOrEqual(1_000);
@@ -51,6 +52,9 @@ describe('embedder config', () => {
       QUEUE_TENANT_MAX_TOKENS: '4000',
       RETRY_AFTER_SECONDS: '3',
       LOG_LEVEL: 'warn',
+      // Named, so the default file (.local/metrics-token, made by `make up`) cannot decide the result.
+      METRICS_TOKEN: 'embedder-config-test-metrics-token-0123456789',
+      EMBEDDER_DRAIN_NOTICE_MS: '2000',
     });
     expect(config).toEqual({
       host: '0.0.0.0',
@@ -69,7 +73,9 @@ describe('embedder config', () => {
       grantSecret: GRANT.GRANT_SECRET,
       settlementTimeoutMs: 250,
       drainSeconds: 600,
+      drainNoticeMs: 2000,
       otlpEndpoint: undefined,
+      metricsToken: 'embedder-config-test-metrics-token-0123456789',
       redis: {
         url: 'redis://redis:6379',
         sentinels: [],

@@ -66,6 +66,42 @@ describe('embedder process', () => {
     expect(proc.output()).toContain('shutting down');
   });
 
+  it('with EMBEDDER_DRAIN_NOTICE_MS, answers /ready 503 but still embeds during the notice, then stops', async () => {
+    const noticed = startEmbedder({
+      MODEL_DIR: ensureTestModel(),
+      LOG_LEVEL: 'info',
+      REDIS_URL: TEST_REDIS_URL,
+      REDIS_KEY_PREFIX: authz.store.connection.keys.prefix,
+      EMBEDDER_DRAIN_NOTICE_MS: '3000',
+    });
+    try {
+      let at = '';
+      await vi.waitFor(
+        () => {
+          const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(noticed.output());
+          if (!match) throw new Error('not listening yet');
+          at = match[1]!;
+        },
+        { timeout: 60_000, interval: 100 },
+      );
+      await vi.waitFor(async () => expect((await fetch(`${at}/ready`)).status).toBe(200), { timeout: 60_000, interval: 100 });
+      const exited = once(noticed.child, 'exit');
+      noticed.child.kill('SIGTERM');
+      await vi.waitFor(async () => expect((await fetch(`${at}/ready`)).status).toBe(503), { timeout: 2_000, interval: 50 });
+      const res = await fetch(`${at}/v1/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...testGrant() },
+        body: JSON.stringify({ model: TEST_MODEL_ID, input: 'served while out of rotation' }),
+      });
+      expect(res.status).toBe(200);
+      expect(noticed.child.exitCode).toBeNull();
+      const [code] = await exited;
+      expect(code).toBe(0);
+    } finally {
+      if (noticed.child.exitCode === null) noticed.child.kill('SIGKILL');
+    }
+  });
+
   it('refuses to start on bad settings, naming each bad variable', async () => {
     const bad = startEmbedder({ EMBEDDER_PORT: 'eighty', BATCH_MAX_SIZE: '0' });
     const [code] = await once(bad.child, 'exit');
