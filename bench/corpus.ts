@@ -103,8 +103,7 @@ export const BODY_SEED = 3;
 
 /**
  * `total` texts for a baseline that must run exactly what an HTTP case sends: the `strings`
- * texts of that case's request body, repeated. (The one-sentence body's sentence is longer than
- * the corpus's average, so a baseline on the corpus made the embedder look slower than it is.)
+ * texts of that case's request body, repeated, so the case and its baseline run the same inputs.
  */
 export function bodyTexts(kind: TextKind, strings: number, total = 256): string[] {
   const body = clinicalTexts(kind, strings, BODY_SEED);

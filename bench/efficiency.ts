@@ -101,8 +101,8 @@ const textSet = (c: HttpCase): TextSet => `${c.kind}×${c.strings}` as TextSet;
 
 /**
  * Each baseline runs the very texts of each goal case (bench/corpus.ts bodyTexts), so a case is
- * compared with the same sentences padded the same way: the one-sentence body's sentence is
- * 30 % longer in tokens than the corpus's average, which alone made short×1 look 0.7×.
+ * compared with the same sentences padded the same way, not with the corpus (which the one-input
+ * case never sends). Measured: on the default model the difference was within noise.
  */
 async function baselines(script: string, modelDir: string, seconds: number, spin: boolean): Promise<Record<TextSet, Baseline>> {
   const secs = ['--seconds', String(seconds), '--spin', spin ? '1' : '0'];
