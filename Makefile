@@ -63,7 +63,7 @@ test-clients: install ## every client README.md shows, run as written against a 
 
 console: ## the management console + admin API on 127.0.0.1:9443 (after make up); token in .local/admin-token
 	@mkdir -p .local && test -s .local/admin-token || (umask 077 && head -c 32 /dev/urandom | base64 > .local/admin-token)
-	@ADMIN_TOKEN_FILE="$$PWD/.local/admin-token" exec node --import tsx authz/src/admin/server-main.ts
+	@ADMIN_TOKEN_FILE="$$PWD/.local/admin-token" exec node --import tsx admin/src/main.ts
 
 typecheck: ## TypeScript, strict
 	npx tsc --noEmit

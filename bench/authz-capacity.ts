@@ -9,7 +9,7 @@
 import { parseArgs } from 'node:util';
 import * as grpc from '@grpc/grpc-js';
 import { AUTHZ_CALLER_METADATA } from '../contract/headers.ts';
-import { protos } from '../authz/src/protos.ts';
+import { protos } from '../authz/src/edge/protos.ts';
 import { quantile } from './hey.ts';
 import { cpuMs } from './processes.ts';
 

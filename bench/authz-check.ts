@@ -15,7 +15,7 @@ import net from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
-import { protos } from '../authz/src/protos.js';
+import { protos } from '../authz/src/edge/protos.js';
 import type { AuthorizationClient } from '../authz/generated/envoy/service/auth/v3/Authorization.js';
 import { connectedStore } from '../test/support/redis-store.js';
 import { callerMetadata, envoyCheck, TEST_CALLER_TOKEN, TEST_MODEL, TEST_SECRET } from '../test/support/grpc-authz.js';

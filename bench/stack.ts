@@ -66,7 +66,7 @@ export function benchAuthzEnv(modelId: string, redisUrl: string, port: number): 
 
 /** Runs the admin CLI with the authz environment; returns its one JSON object. */
 export async function admin(env: Record<string, string>, args: string[]): Promise<Record<string, unknown>> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'authz/src/admin/cli.ts', ...args, '--json'], {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'admin/src/cli/main.ts', ...args, '--json'], {
     env: { ...process.env, ...env },
   });
   return JSON.parse(stdout.trim().split('\n').pop() as string) as Record<string, unknown>;

@@ -8,7 +8,7 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { LOADER_OPTIONS, PROTO_FILES, PROTO_INCLUDE_DIRS } from '../src/protos.js';
+import { LOADER_OPTIONS, PROTO_FILES, PROTO_INCLUDE_DIRS } from '../src/edge/protos.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 

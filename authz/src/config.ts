@@ -1,19 +1,27 @@
 /**
- * Authz configuration: the only module that reads `process.env`. Every variable is parsed and
- * validated in one pass; all problems are reported together, each naming its variable, and
- * the result is frozen.
+ * Authz configuration: the one module of authz that reads `process.env` (main.ts calls it once).
+ * Every variable is parsed and validated in one pass; all problems are reported together, each
+ * naming its variable, and the result is frozen.
  */
-import { isAbsolute, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readAccessSettings, type AccessSettings } from '../../contract/access-settings.js';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
-import { readManifestId } from '../../contract/model-manifest.js';
 import { readRedisSettings, type RedisTarget } from '../../contract/redis-target.js';
 import { readSecret, readToken } from '../../contract/secrets.js';
-import { KEY_CACHE_DEFAULTS } from './key-cache.js';
 
 export { ConfigError } from '../../contract/env.js';
 
-export interface AuthzConfig {
+/** The key cache's default bounds (store/key-cache.ts); KEY_CACHE_* override them. */
+export const KEY_CACHE_DEFAULTS = Object.freeze({
+  maxKnown: 10_000,
+  // About 4 MB at most; random ids never repeat, so a larger map would only hold more garbage.
+  maxUnknown: 50_000,
+  // A lookup takes well under a millisecond when Redis and authz keep up; 32 in flight covers a
+  // burst of new legitimate keys while bounding what a flood can queue.
+  maxUnknownInFlight: 32,
+});
+
+export interface AuthzConfig extends AccessSettings {
   readonly host: string;
   readonly port: number;
   readonly redisUrl: string;
@@ -26,15 +34,10 @@ export interface AuthzConfig {
   readonly redisTlsCa?: string;
   readonly redisKeyPrefix: string;
   readonly redisTimeoutMs: number;
-  readonly keyPrefix: string;
-  readonly keyHashSecret: string;
   /** Signs the grant the embedder verifies (contract/grant.ts); shared with the embedder only. */
   readonly grantSecret: string;
   /** How long a grant stays valid: the whole request, body included, must reach the embedder within it. */
   readonly grantTtlMs: number;
-  readonly modelId: string;
-  readonly defaultRpm: number;
-  readonly defaultTpm: number;
   /** How long a Check may reuse a key lookup (0 = never); see key-cache.ts for why. */
   readonly keyCacheTtlMs: number;
   /** Bounds of the key cache (key-cache.ts): keys that exist, "not found" answers, unknown ids in flight. */
@@ -43,8 +46,8 @@ export interface AuthzConfig {
   readonly keyLookupsMaxInFlight: number;
   /**
    * The secret Envoy sends with every Check (AUTHZ_CALLER_TOKEN[_FILE]); authz's gRPC services
-   * other than health refuse any caller without it (caller.ts). Undefined only where no token
-   * is configured: the admin CLI, which serves nothing; main.ts refuses to start without it.
+   * other than health refuse any caller without it (edge/caller.ts). Undefined when none is
+   * configured; main.ts refuses to start without it (tests build servers with their own).
    */
   readonly callerToken: string | undefined;
   /**
@@ -73,12 +76,12 @@ const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * Parses and validates `env` (defaults to `process.env`) into a frozen config; throws one
- * ConfigError naming every bad variable. The admin CLI and console pass `{ grants: false }`:
- * they sign no grant, so they need no grant secret.
+ * ConfigError naming every bad variable.
  */
-export function loadConfig(env: Env = process.env, options: { grants?: boolean } = {}): AuthzConfig {
+export function loadConfig(env: Env = process.env): AuthzConfig {
   const read = new EnvReader(env);
   const redis = readRedisSettings(read);
+  const access = readAccessSettings(read, repoRoot);
   return read.finish('authz', {
     host: read.string('AUTHZ_HOST', '127.0.0.1'),
     port: read.integer('AUTHZ_PORT', 9191, 0, 65535),
@@ -89,16 +92,10 @@ export function loadConfig(env: Env = process.env, options: { grants?: boolean }
     ...(redis.tlsCa !== undefined ? { redisTlsCa: redis.tlsCa } : {}),
     redisKeyPrefix: redis.prefix,
     redisTimeoutMs: redis.timeoutMs,
-    keyPrefix: read.matching('KEY_PREFIX', 'CTG', /^[A-Z][A-Z0-9]{0,15}$/, 'an upper-case letter then up to 15 of A-Z 0-9'),
-    // The admin CLI and the service must hash keys with the same secret; by default both read
-    // the file `make up` creates, so nobody has to export anything for local use.
-    keyHashSecret: readSecret(read, 'KEY_HASH_SECRET', '.local/key-hash-secret', repoRoot),
-    grantSecret: options.grants === false ? '' : readSecret(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
+    ...access,
+    grantSecret: readSecret(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
     // Envoy's REQUEST_TIMEOUT_S (60 s) for the body, plus a margin.
     grantTtlMs: read.integer('GRANT_TTL_MS', 90_000, 1_000, 3_600_000),
-    modelId: readModelId(read),
-    defaultRpm: read.integer('DEFAULT_RPM', 600, 0, 100_000_000),
-    defaultTpm: read.integer('DEFAULT_TPM', 1_000_000, 0, 1_000_000_000),
     // Bounded: it is also how long a revoked key or a changed organization may go unnoticed.
     keyCacheTtlMs: read.integer('KEY_CACHE_TTL_MS', 1000, 0, 60_000),
     keyCacheMaxKeys: read.integer('KEY_CACHE_MAX_KEYS', KEY_CACHE_DEFAULTS.maxKnown, 1, 10_000_000),
@@ -114,27 +111,6 @@ export function loadConfig(env: Env = process.env, options: { grants?: boolean }
     metricsPort: read.integer('AUTHZ_METRICS_PORT', 9192, 0, 65535),
     otlpEndpoint: readOtlpEndpoint(read),
   });
-}
-
-function fromRepo(path: string): string {
-  return isAbsolute(path) ? path : resolve(repoRoot, path);
-}
-
-// The stack passes the same MODEL_ID to the embedder and authz; without it, authz serves the
-// id in the installed model's manifest, as the embedder does.
-function readModelId(read: EnvReader): string {
-  const modelId = read.optional('MODEL_ID');
-  if (modelId !== undefined) {
-    if (!/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/.test(modelId)) read.problem('MODEL_ID', 'be 1-128 of A-Z a-z 0-9 . _ / -', modelId);
-    return modelId;
-  }
-  const dir = fromRepo(read.string('MODEL_DIR', '.local/models/default'));
-  try {
-    return readManifestId(dir);
-  } catch (error) {
-    read.problem('MODEL_ID', `be set, or MODEL_DIR hold a readable manifest: ${(error as Error).message}`);
-  }
-  return '';
 }
 
 /** Where authz's Redis is and how to reach it, from the config (what openRedis takes). */

@@ -4,20 +4,20 @@
  * binds the gRPC server, and shuts down gracefully on SIGINT/SIGTERM.
  */
 import { ConfigError, loadConfig, redisTargetOf, type AuthzConfig } from './config.js';
-import { createLogger } from './log.js';
-import { createAuthzMetrics } from './metrics.js';
-import { createMetricsServer, listenMetrics } from './metrics-server.js';
-import { BudgetGate } from './budget-gate.js';
-import { bindServer, createServer } from './server.js';
+import { createLogger } from './telemetry/log.js';
+import { createAuthzMetrics } from './telemetry/metrics.js';
+import { createMetricsServer, listenMetrics } from './telemetry/metrics-server.js';
+import { BudgetGate } from './edge/budget-gate.js';
+import { bindServer, createServer } from './edge/server.js';
 import { BudgetStore } from './store/budgets.js';
 import { warnWhenNotPersistent } from './store/persistence.js';
 import { createStore } from './store/redis.js';
-import { startTracing } from './tracing.js';
+import { startTracing } from './telemetry/tracing.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
 
-// The service, unlike the admin CLI that shares the config, cannot run without its callers'
-// secrets: Envoy's caller token and Prometheus's metrics token.
+// The service cannot run without its callers' secrets: Envoy's caller token and Prometheus's
+// metrics token (the config reads them as optional, so tests can build servers without them).
 function configOrExit(): AuthzConfig & { metricsToken: string } {
   try {
     const config = loadConfig();

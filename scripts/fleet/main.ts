@@ -38,7 +38,7 @@ const say = (line: string) => process.stderr.write(`fleet: ${line}\n`);
 let stopper: { stop: () => Promise<void>; network: { destroy(): void } } | undefined;
 
 async function admin(f: Fleet, ...args: string[]): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'authz/src/admin/cli.ts', ...args], {
+  const { stdout } = await run(process.execPath, ['--import', 'tsx', 'admin/src/cli/main.ts', ...args], {
     env: { ...f.adminEnv },
     maxBuffer: 64 << 20,
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { decideAccess, endpointOf, type AccessRequest, type KeyRecord, type OrgRecord } from '../../authz/src/policy/access.js';
-import { hashSecret } from '../../authz/src/policy/keys.js';
+import { decideAccess, endpointOf, type AccessRequest } from '../../authz/src/policy/access.js';
+import type { KeyRecord, OrgRecord } from '../../contract/access-records.js';
+import { hashSecret } from '../../contract/api-key.js';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 const SERVER_SECRET = 'unit-test-server-secret-0123456789abcdef';

@@ -6,8 +6,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import pino from 'pino';
-import { callerTokenMatches, expectedCallerToken } from '../../authz/src/caller.js';
-import { createServer } from '../../authz/src/server.js';
+import { callerTokenMatches, expectedCallerToken } from '../../authz/src/edge/caller.js';
+import { createServer } from '../../authz/src/edge/server.js';
 import { AUTHZ_CALLER_METADATA } from '../../contract/headers.js';
 import { callerMetadata, envoyCheck, startAuthz, testConfig, TEST_CALLER_TOKEN, type RunningAuthz } from '../support/grpc-authz.js';
 import { testPrefix } from '../support/redis-store.js';

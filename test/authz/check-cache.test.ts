@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { envoyCheck, startAuthz, testConfig, TEST_MODEL, type RunningAuthz } from '../support/grpc-authz.js';
 import { startRedisProxy } from '../support/redis-proxy.js';
 import { connectedStore, TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
-import { AdminStore } from '../../authz/src/store/admin.js';
+import { OrgStore } from '../../admin/src/store/organizations.js';
 import { addKey, addOrg } from './fixtures.js';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
@@ -117,7 +117,7 @@ describe('Check with the key cache (real gRPC, real Redis)', () => {
     const { id, key } = await addKey(authz.store, 'acme');
     expect(await check(`Bearer ${key}`)).toBe('ok');
     // As `npm run admin -- key revoke` does.
-    const admin = new AdminStore(authz.store.connection);
+    const admin = new OrgStore(authz.store.connection);
     await admin.saveKey({ ...(await admin.getKey(id))!, revoked: true });
     now = NOW + TTL_MS - 1;
     expect(await check(`Bearer ${key}`)).toBe('ok');

@@ -75,14 +75,13 @@ describe('loadConfig', () => {
     expect(problemsOf({ ...base, KEY_HASH_SECRET: 'short' })[0]).toMatch(/^KEY_HASH_SECRET:/);
   });
 
-  it('needs the grant secret it shares with the embedder, except for the admin tools', () => {
+  it('needs the grant secret it shares with the embedder', () => {
     expect(problemsOf({ ...base, GRANT_SECRET: undefined, GRANT_SECRET_FILE: '/nonexistent/grant-secret' })).toEqual([
       expect.stringMatching(/^GRANT_SECRET \/ GRANT_SECRET_FILE:/),
     ]);
     expect(problemsOf({ ...base, GRANT_SECRET: 'short' })).toEqual([
       expect.stringMatching(/^GRANT_SECRET: must hold a secret of at least 32/),
     ]);
-    expect(loadConfig({ ...base, GRANT_SECRET: undefined, GRANT_SECRET_FILE: '/nonexistent' }, { grants: false }).grantSecret).toBe('');
     expect(problemsOf({ ...base, GRANT_TTL_MS: '10' })).toEqual([expect.stringMatching(/^GRANT_TTL_MS:/)]);
   });
 

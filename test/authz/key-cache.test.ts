@@ -1,13 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
+import { KEY_CACHE_DEFAULTS } from '../../authz/src/config.js';
 import {
-  KEY_CACHE_DEFAULTS,
   KEY_CACHE_MAX_ENTRIES,
   KeyCache,
   KeyLookupShedError,
   type KeyLookup,
   type KeyLookupResult,
-} from '../../authz/src/key-cache.js';
-import type { KeyRecord, OrgRecord } from '../../authz/src/policy/access.js';
+} from '../../authz/src/store/key-cache.js';
+import type { KeyRecord, OrgRecord } from '../../contract/access-records.js';
 import { StoreUnavailableError } from '../../authz/src/store/redis.js';
 
 // The cache takes `now` from its caller (check.ts reads the injected clock), so time here is a number.

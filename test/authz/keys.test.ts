@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { hashSecret, mintKey, parseAuthorization, parseKey, secretMatches } from '../../authz/src/policy/keys.js';
+import { parseAuthorization } from '../../authz/src/policy/keys.js';
+import { hashSecret, mintKey, parseKey, secretMatches } from '../../contract/api-key.js';
 import { isDeny } from '../../authz/src/policy/decision.js';
 
 const ID = 'ABCDEFGHIJKL';

@@ -1,16 +1,16 @@
 /**
- * The services share a contract, never each other's files: every file under authz/ and
- * embedder/ may reach only its own folder, the shared folders (contract/, openapi/) and
+ * The services share a contract, never each other's files: every file under authz/, embedder/
+ * and admin/ may reach only its own folder, the shared folders (contract/, openapi/) and
  * packages. Each image copies exactly its own folder and the shared ones, so an import across
  * would start in the tests and crash in the image (ERR_MODULE_NOT_FOUND).
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { referencedPaths, sourceFiles } from '../support/references.js';
 import { repoRoot } from '../support/stack.js';
 
-const SERVICES = ['authz', 'embedder'] as const;
+const SERVICES = ['authz', 'embedder', 'admin'] as const;
 const SHARED = ['contract', 'openapi'] as const;
 
 /** The top-level folder a relative reference from `file` lands in. */
@@ -67,12 +67,24 @@ describe('service boundaries', () => {
     expect(referencedPaths(text)).not.toContain('pino');
   });
 
-  it.each(SERVICES)('the %s image copies its own folder and every shared one', (service) => {
+  // admin's image (deploy/admin/Containerfile) is checked from the day it exists; authz's and
+  // the embedder's must exist now.
+  const imaged = SERVICES.filter((service) => existsSync(join(repoRoot, 'deploy', service, 'Containerfile')));
+
+  it('authz and the embedder have images', () => {
+    expect(imaged).toEqual(expect.arrayContaining(['authz', 'embedder']));
+  });
+
+  it.each(imaged)('the %s image copies its own folder and every shared one, and no other service', (service) => {
     const containerfile = readFileSync(join(repoRoot, 'deploy', service, 'Containerfile'), 'utf8');
     const ignore = readFileSync(join(repoRoot, 'deploy', service, 'Containerfile.dockerignore'), 'utf8');
     for (const folder of [service, ...SHARED]) {
       expect(containerfile).toMatch(new RegExp(`^COPY ${folder} \\./${folder}$`, 'm'));
       expect(ignore).toMatch(new RegExp(`^!${folder}/\\*\\*$`, 'm'));
+    }
+    for (const other of SERVICES.filter((s) => s !== service)) {
+      expect(containerfile).not.toMatch(new RegExp(`^COPY .*\\b${other}\\b`, 'm'));
+      expect(ignore).not.toMatch(new RegExp(`^!${other}/`, 'm'));
     }
   });
 });

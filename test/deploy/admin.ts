@@ -16,7 +16,7 @@ export interface Admin {
 /** The admin CLI bound to the Redis prefix and key-hash secret of `svc` and `dirs`. */
 export function adminFor(dirs: StackDir, svc: ServiceEnv): Admin {
   const run = (args: readonly string[]): string =>
-    execFileSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'authz/src/admin/cli.ts'), ...args], {
+    execFileSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'admin/src/cli/main.ts'), ...args], {
       cwd: repoRoot,
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],

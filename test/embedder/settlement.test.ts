@@ -5,7 +5,7 @@
  * anything else never has a usage record, even when Redis stalls and applies a command late.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UsageReports } from '../../authz/src/store/reports.js';
+import { UsageReports } from '../../admin/src/store/reports.js';
 import { GRANT_HEADER } from '../../contract/headers.js';
 import { catalogue } from '../../openapi/problems.js';
 import { addKey, addOrg } from '../authz/fixtures.js';

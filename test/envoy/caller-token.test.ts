@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
-import { protos } from '../../authz/src/protos.js';
+import { protos } from '../../authz/src/edge/protos.js';
 import type { AuthorizationClient } from '../../authz/generated/envoy/service/auth/v3/Authorization.js';
 import type { HealthClient } from '../../authz/generated/grpc/health/v1/Health.js';
 import { AUTHZ_CALLER_METADATA } from '../../contract/headers.js';

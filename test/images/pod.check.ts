@@ -118,7 +118,7 @@ function redisCli(password: string, ...args: string[]): string {
 const AUDIT_ENV = ['-e', `AUDIT_SECRET=${randomBytes(24).toString('hex')}`, '-e', 'AUDIT_ANCHOR_FILE=/tmp/audit-anchor.jsonl'];
 
 function admin(args: readonly string[]): string {
-  return podman(['exec', ...AUDIT_ENV, authz[0]!, 'node', '--import', 'tsx', 'authz/src/admin/cli.ts', ...args]);
+  return podman(['exec', ...AUDIT_ENV, authz[0]!, 'node', '--import', 'tsx', 'admin/src/cli/main.ts', ...args]);
 }
 
 beforeAll(async () => {

@@ -128,7 +128,7 @@ function sentinel(ordinal: number, ...args: string[]): string {
 const AUDIT_ENV = ['-e', `AUDIT_SECRET=${randomBytes(24).toString('hex')}`, '-e', 'AUDIT_ANCHOR_FILE=/tmp/audit-anchor.jsonl'];
 
 function admin(args: readonly string[]): string {
-  return podman(['exec', ...AUDIT_ENV, `${net.name}-authz`, 'node', '--import', 'tsx', 'authz/src/admin/cli.ts', ...args]);
+  return podman(['exec', ...AUDIT_ENV, `${net.name}-authz`, 'node', '--import', 'tsx', 'admin/src/cli/main.ts', ...args]);
 }
 
 /** Waits until the admin CLI in the authz container creates an organization (a write on the primary). */

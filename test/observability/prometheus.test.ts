@@ -17,7 +17,7 @@ import { prometheusDir } from './prometheus-tools.js';
 import { startPrometheus, type RunningPrometheus } from './prometheus-server.js';
 import { exposedNames, metricNames } from './promql-names.js';
 import Fastify from 'fastify';
-import { registerAdminMetrics } from '../../authz/src/admin/http/metrics.js';
+import { registerAdminMetrics } from '../../admin/src/http/metrics.js';
 
 const CANARY = `Zebracanary ${randomBytes(4).toString('hex')} reports quixotic dyspnoea`;
 // Generous: the 2-core machine is shared, and each series needs a scrape (1 s) after the traffic.

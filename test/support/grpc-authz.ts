@@ -6,9 +6,9 @@
 import * as grpc from '@grpc/grpc-js';
 import pino, { type Logger } from 'pino';
 import type { AuthzConfig } from '../../authz/src/config.js';
-import type { AuthzMetrics } from '../../authz/src/metrics.js';
-import { protos } from '../../authz/src/protos.js';
-import { bindServer, createServer, type ServerDeps } from '../../authz/src/server.js';
+import type { AuthzMetrics } from '../../authz/src/telemetry/metrics.js';
+import { protos } from '../../authz/src/edge/protos.js';
+import { bindServer, createServer, type ServerDeps } from '../../authz/src/edge/server.js';
 import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
 import type { AuthorizationClient } from '../../authz/generated/envoy/service/auth/v3/Authorization.js';
 import type { HealthClient } from '../../authz/generated/grpc/health/v1/Health.js';

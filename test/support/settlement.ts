@@ -6,6 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import { signGrant, type GrantClaims } from '../../contract/grant.js';
 import { GRANT_HEADER } from '../../contract/headers.js';
+import type { UsageRecord } from '../../contract/usage-record.js';
 import { openSettlementStore, type SettlementStore } from '../../embedder/src/settlement/store.js';
 import { TEST_REDIS_URL } from './redis-store.js';
 
@@ -39,10 +40,7 @@ export async function testSettlementStore(prefix: string, timeoutMs = 2000): Pro
 }
 
 /** Writes one request's usage as the embedder does (admit, then record), at `time`. */
-export async function recordTestUsage(
-  store: SettlementStore,
-  usage: { org: string; keyId: string; model: string; requestId: string; tokens: number; time: number },
-): Promise<void> {
+export async function recordTestUsage(store: SettlementStore, usage: UsageRecord): Promise<void> {
   const grant = testClaims({ org: usage.org, key: usage.keyId, model: usage.model, tpm: 1_000_000_000 });
   // Charged now (the bucket's clock); recorded at `time` (the usage's day).
   const admitted = await store.admit(grant, usage.model, usage.tokens, Date.now());
@@ -62,10 +60,7 @@ const recorders = new Map<string, Promise<SettlementStore>>();
  * Writes one request's usage under `store`'s prefix as the embedder does (for tests that seed
  * usage): one settlement store per prefix, kept for the test file's life.
  */
-export async function recordUsage(
-  store: { connection: { keys: { prefix: string } } },
-  usage: { org: string; keyId: string; model: string; requestId: string; tokens: number; time: number },
-): Promise<void> {
+export async function recordUsage(store: { connection: { keys: { prefix: string } } }, usage: UsageRecord): Promise<void> {
   const prefix = store.connection.keys.prefix;
   if (!recorders.has(prefix)) recorders.set(prefix, testSettlementStore(prefix));
   await recordTestUsage(await (recorders.get(prefix) as Promise<SettlementStore>), usage);

@@ -258,7 +258,7 @@ function makeStack(dirs: StackDir, ports: StackPorts, svc: ServiceEnv, processes
     baseUrl: `https://localhost:${ports.gateway}`,
     request: (req) => gatewayRequest({ host: 'localhost', port: ports.gateway, ca }, req),
     admin: (args) =>
-      execFileSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'authz/src/admin/cli.ts'), ...args], {
+      execFileSync(process.execPath, ['--import', 'tsx', join(repoRoot, 'admin/src/cli/main.ts'), ...args], {
         cwd: repoRoot,
         encoding: 'utf8',
         stdio: ['ignore', 'pipe', 'pipe'],

@@ -4,28 +4,9 @@
  * headers alone (no body has been read): the model grant says whether the organization may use
  * the served model, and the embedder serves a body's `model` only when it matches that grant.
  */
-import { secretMatches, type PresentedKey } from './keys.js';
+import type { KeyRecord, OrgRecord } from '../../../contract/access-records.js';
+import { secretMatches, type PresentedKey } from '../../../contract/api-key.js';
 import type { Deny } from './decision.js';
-
-export interface KeyRecord {
-  readonly id: string;
-  readonly org: string;
-  readonly name: string;
-  readonly hash: string;
-  readonly createdAt: number;
-  readonly expiresAt: number | null;
-  readonly revoked: boolean;
-}
-
-export interface OrgRecord {
-  readonly id: string;
-  readonly endpoints: readonly string[];
-  readonly models: readonly string[];
-  /** Overrides of the default limits; null means "use the default". */
-  readonly rpm: number | null;
-  readonly tpm: number | null;
-  readonly createdAt: number;
-}
 
 /** Who is calling, the model whose limits apply, and whether the organization may use it. */
 export interface Grant {

@@ -10,7 +10,7 @@
  * so TAT is kept exactly as whole milliseconds plus a fraction in 1/L-ths of a millisecond:
  * all arithmetic is on integers below 2^53, and "exactly L allowed" holds for every L.
  */
-import type { OrgRecord } from './access.js';
+import type { OrgRecord } from '../../../contract/access-records.js';
 
 export const PERIOD_MS = 60_000;
 

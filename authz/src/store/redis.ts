@@ -1,13 +1,13 @@
 /**
  * The hot path's store: a key lookup and the request rate limit (Check), each one atomic round
  * trip through a Lua script. Tokens and usage are settled by the embedder (contract/redis/);
- * organization and key management live in admin.ts, usage reports in reports.ts; all share
- * connection.ts's one client and script registration.
+ * organizations and keys are written by admin (contract/access-records.ts); the budget read
+ * (budgets.ts) shares connection.ts's one client and script registration.
  */
-import type { KeyRecord, OrgRecord } from '../policy/access.js';
+import { decodeKey, decodeOrg, type KeyRecord, type OrgRecord } from '../../../contract/access-records.js';
+import { fromPairs } from '../../../contract/redis-connection.js';
 import { PERIOD_MS, type LimitOutcome, type LimitReason, type Limits } from '../policy/limits.js';
 import { openConnection, type Connection, type StoreOptions } from './connection.js';
-import { decodeKey, decodeOrg, fromPairs } from './records.js';
 
 export { StoreUnavailableError, type StoreOptions } from './connection.js';
 
@@ -73,7 +73,7 @@ export class RedisStore {
     return this.connection.purge();
   }
 
-  /** Closes the connection (shared with any admin or report store opened on it). */
+  /** Closes the connection (shared with the budget store opened on it). */
   close(): Promise<void> {
     return this.connection.close();
   }

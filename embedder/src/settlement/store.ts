@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import type { GrantClaims } from '../../../contract/grant.js';
 import { openRedis, type RedisTarget } from '../../../contract/redis-target.js';
 import { settlementKeys, utcDay } from '../../../contract/redis/settlement-keys.js';
+import type { UsageRecord } from '../../../contract/usage-record.js';
 
 /** The GCRA period of every token budget: a minute, as authz's policy/limits.ts. */
 const PERIOD_MS = 60_000;
@@ -37,12 +38,8 @@ export type AdmitReply =
 /** How one record call ended: written (now or before), too late (never written), or not admitted. */
 type RecordReply = 'recorded' | 'late' | 'not_admitted';
 
-/** The usage of one answered request: ids and counts, never text. */
-interface Usage {
-  readonly requestId: string;
-  readonly tokens: number;
-  readonly time: number;
-}
+/** The usage of one answered request (contract/usage-record.ts; the grant gives org and key). */
+type Usage = Pick<UsageRecord, 'requestId' | 'tokens' | 'time'>;
 
 export interface SettlementStore {
   admit(grant: GrantClaims, model: string, tokens: number, now: number): Promise<AdmitReply>;

@@ -1,0 +1,65 @@
+/**
+ * Console sessions: a random id in an HttpOnly, SameSite=Strict cookie plus a CSRF token the
+ * page sends back in a header. They live in Redis (store/sessions.ts), so a restart or a
+ * second replica keeps everyone signed in; a session names the administrator, whose role and
+ * enabled state are read on every request, so a demotion takes effect at once.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { SessionStore, StoredSession } from '../store/sessions.js';
+
+export const SESSION_COOKIE = 'ctg_admin';
+
+export interface Session extends StoredSession {
+  readonly id: string;
+}
+
+const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
+
+/** Constant-time string equality for CSRF tokens. */
+export function sameSecret(a: string, b: string): boolean {
+  return timingSafeEqual(digest(a), digest(b));
+}
+
+export class Sessions {
+  constructor(
+    private readonly store: SessionStore,
+    private readonly ttlMs: number,
+    /** Adds `Secure` to the cookie (the console is served over HTTPS). */
+    private readonly secure: boolean,
+  ) {}
+
+  /** Opens a session for administrator `admin`. */
+  async open(admin: string, via: 'token' | 'oidc'): Promise<Session> {
+    const session: Session = { id: randomBytes(32).toString('base64url'), admin, csrfToken: randomBytes(32).toString('base64url'), via };
+    await this.store.open(session.id, session, this.ttlMs);
+    return session;
+  }
+
+  /** The live session with this id (its lifetime renewed), or null. */
+  async find(id: string | undefined): Promise<Session | null> {
+    if (id === undefined || !/^[\w-]{43}$/.test(id)) return null;
+    const stored = await this.store.find(id, this.ttlMs);
+    return stored && { ...stored, id };
+  }
+
+  /** Ends a session. */
+  async close(id: string): Promise<void> {
+    await this.store.close(id);
+  }
+
+  /** The Set-Cookie value for a session (or for clearing it when `session` is null). */
+  cookie(session: Session | null): string {
+    const value = session ? session.id : '';
+    const maxAge = session ? Math.floor(this.ttlMs / 1000) : 0;
+    return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${this.secure ? '; Secure' : ''}`;
+  }
+}
+
+/** The value of cookie `name` in a Cookie header, if any. */
+export function readCookie(header: string | undefined, name: string): string | undefined {
+  for (const part of (header ?? '').split(';')) {
+    const [key, ...rest] = part.trim().split('=');
+    if (key === name) return rest.join('=');
+  }
+  return undefined;
+}

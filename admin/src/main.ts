@@ -1,0 +1,61 @@
+/**
+ * Starts the admin listener (console + admin API) on ADMIN_HOST:ADMIN_PORT, loopback by
+ * default, in its own process: never behind the public gateway port. A bad setting stops it
+ * with the variable named. With ADMIN_TOKEN_FILE, that token is registered as a token of the
+ * owner ADMIN_BOOTSTRAP_NAME first (how `make console` gets its first administrator).
+ */
+import { hostname } from 'node:os';
+import { ConfigError, loadAdminConfig, type AdminConfig } from './config.js';
+import { buildAdminServer } from './http/server.js';
+import { openAdminDeps } from './operations/deps.js';
+import { createOperations } from './operations/operations.js';
+
+function configOrExit(): AdminConfig {
+  try {
+    return loadAdminConfig();
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(2);
+  }
+}
+
+async function main(): Promise<void> {
+  const config = configOrExit();
+  const { deps, connection } = openAdminDeps(config);
+  const ops = createOperations(deps);
+  await connection.ready();
+  if (config.bootstrapToken !== null) {
+    await ops.bootstrapOwner(config.bootstrapName, config.bootstrapToken, { actor: `system:${hostname()}`, from: 'ADMIN_TOKEN_FILE' });
+  }
+  const app = buildAdminServer({
+    ops,
+    config,
+    stores: deps,
+    sessionTtlMs: config.adminSessionTtlMs,
+    trustedProxies: config.trustedProxies,
+    oidc: config.oidc,
+    logLevel: config.logLevel,
+    ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
+  });
+  await app.listen({ host: config.adminHost, port: config.adminPort });
+  if ((await deps.admins.count()) === 0 && config.oidc === null) {
+    app.log.warn(
+      { event: 'no_administrators' },
+      'no administrator exists yet: create one with `npm run admin -- admin create <name> --role owner` and `admin token create <name>`, or set ADMIN_TOKEN_FILE',
+    );
+  }
+  const shutdown = (): void => {
+    void app
+      .close()
+      .then(() => connection.close())
+      .then(() => process.exit(0));
+  };
+  process.once('SIGINT', shutdown);
+  process.once('SIGTERM', shutdown);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(`admin server failed to start: ${error instanceof Error ? error.message : String(error)}\n`);
+  process.exit(1);
+});

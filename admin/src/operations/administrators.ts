@@ -1,0 +1,159 @@
+/**
+ * Administrators of the admin core: named people with a role (viewer < operator < owner),
+ * their tokens for scripts and the CLI, and authentication by token. A token is shown once and
+ * stored only as its HMAC under the key-hash secret. Every change is audited under the acting
+ * administrator's authenticated name; the last active owner cannot be demoted or disabled.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import type { AdminRecord, AdminTokenRecord } from '../store/administrators.js';
+import type { AdminDeps, Who } from './deps.js';
+import { AdminError } from './errors.js';
+import * as rules from './rules.js';
+
+/** Minted tokens: `ctga_<id>_<secret>`; the id is public (listed, revoked by), the secret is not. */
+const TOKEN_ID_BYTES = 6;
+const MINT_ATTEMPTS = 5;
+const ROLE_RANK: Readonly<Record<rules.Role, number>> = { viewer: 0, operator: 1, owner: 2 };
+
+export interface AdminView {
+  readonly name: string;
+  readonly role: string;
+  readonly disabled: boolean;
+  readonly createdAt: string;
+  readonly createdBy: string;
+  readonly tokens: ReadonlyArray<{ id: string; createdAt: string; lastUsedAt: string | null }>;
+}
+
+/** An authenticated administrator. */
+export interface Identity {
+  readonly name: string;
+  readonly role: rules.Role;
+}
+
+/** True when `role` includes what `needed` may do. */
+export function roleAllows(role: rules.Role, needed: rules.Role): boolean {
+  return ROLE_RANK[role] >= ROLE_RANK[needed];
+}
+
+/** The actor string the audit trail records for an administrator. */
+export const actorOf = (name: string): string => `admin:${name}`;
+
+const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
+
+/** Administrator operations bound to `deps`. */
+export function adminOperations(deps: AdminDeps) {
+  const digest = (token: string): string => createHmac('sha256', deps.config.keyHashSecret).update(`admin-token:${token}`).digest('hex');
+  const existing = async (name: unknown): Promise<AdminRecord> => {
+    const admin = await deps.admins.get(rules.adminName(name));
+    if (!admin) throw new AdminError('not_found', `no administrator ${String(name)}`);
+    return admin;
+  };
+  const view = async (admin: AdminRecord): Promise<AdminView> => ({
+    name: admin.name,
+    role: admin.role,
+    disabled: admin.disabled,
+    createdAt: new Date(admin.createdAt).toISOString(),
+    createdBy: admin.createdBy,
+    tokens: (await deps.admins.tokensOf(admin.name)).map((t: AdminTokenRecord) => ({
+      id: t.id,
+      createdAt: new Date(t.createdAt).toISOString(),
+      lastUsedAt: iso(t.lastUsedAt),
+    })),
+  });
+  const activeOwners = async (): Promise<number> => (await deps.admins.list()).filter((a) => a.role === 'owner' && !a.disabled).length;
+  const identity = async (name: string): Promise<Identity | null> => {
+    const admin = await deps.admins.get(name);
+    if (!admin || admin.disabled || !(rules.ROLES as readonly string[]).includes(admin.role)) return null;
+    return { name: admin.name, role: admin.role as rules.Role };
+  };
+  const addToken = async (admin: string, token: string, id: string, who: Who): Promise<boolean> =>
+    deps.admins.addToken(digest(token), { id, admin, createdAt: deps.now(), createdBy: who.actor, lastUsedAt: null });
+
+  return {
+    /** Every administrator with their tokens' public facts. */
+    async listAdmins(): Promise<{ admins: AdminView[] }> {
+      return { admins: await Promise.all((await deps.admins.list()).map(view)) };
+    },
+
+    /** Adds an administrator (no token yet: one is created separately, or they sign in through OpenID Connect). */
+    async createAdmin(input: { name?: unknown; role?: unknown }, who: Who): Promise<AdminView> {
+      const admin: AdminRecord = {
+        name: rules.adminName(input.name),
+        role: rules.role(input.role),
+        createdAt: deps.now(),
+        createdBy: who.actor,
+        disabled: false,
+      };
+      if (!(await deps.admins.create(admin))) throw new AdminError('conflict', `administrator ${admin.name} already exists`);
+      await deps.audit.record({ ...who, action: 'admin.create', target: `admin:${admin.name}`, detail: { role: admin.role } });
+      return view(admin);
+    },
+
+    /** Changes a role or disables/enables an administrator; never leaves no active owner. */
+    async updateAdmin(name: unknown, input: { role?: unknown; disabled?: unknown }, who: Who): Promise<AdminView> {
+      const admin = await existing(name);
+      const role = input.role === undefined ? admin.role : rules.role(input.role);
+      if (input.disabled !== undefined && typeof input.disabled !== 'boolean')
+        throw new AdminError('invalid', 'disabled: must be true or false');
+      const disabled = input.disabled === undefined ? admin.disabled : input.disabled;
+      const wasActiveOwner = admin.role === 'owner' && !admin.disabled;
+      if (wasActiveOwner && (role !== 'owner' || disabled) && (await activeOwners()) <= 1)
+        throw new AdminError('conflict', `${admin.name} is the last active owner`);
+      const updated = { ...admin, role, disabled };
+      await deps.admins.save(updated);
+      const detail: Record<string, string | boolean> = {};
+      if (input.role !== undefined) detail.role = role;
+      if (input.disabled !== undefined) detail.disabled = disabled;
+      await deps.audit.record({ ...who, action: 'admin.update', target: `admin:${admin.name}`, detail });
+      return view(updated);
+    },
+
+    /** Creates a token for an administrator; the token is returned once. */
+    async createAdminToken(name: unknown, who: Who): Promise<{ admin: string; id: string; token: string }> {
+      const admin = await existing(name);
+      for (let attempt = 0; attempt < MINT_ATTEMPTS; attempt += 1) {
+        const id = randomBytes(TOKEN_ID_BYTES).toString('hex');
+        const token = `ctga_${id}_${randomBytes(32).toString('base64url')}`;
+        if (await addToken(admin.name, token, id, who)) {
+          await deps.audit.record({ ...who, action: 'admin.token.create', target: `admin:${admin.name}`, detail: { token: id } });
+          return { admin: admin.name, id, token };
+        }
+      }
+      throw new Error('could not mint an unused token id');
+    },
+
+    /** Revokes one of an administrator's tokens. */
+    async revokeAdminToken(name: unknown, id: unknown, who: Who): Promise<{ admin: string; id: string; revoked: true }> {
+      const admin = await existing(name);
+      if (typeof id !== 'string' || !/^[0-9a-z-]{1,40}$/.test(id) || !(await deps.admins.revokeToken(admin.name, id)))
+        throw new AdminError('not_found', `${admin.name} has no token ${String(id)}`);
+      await deps.audit.record({ ...who, action: 'admin.token.revoke', target: `admin:${admin.name}`, detail: { token: id } });
+      return { admin: admin.name, id, revoked: true };
+    },
+
+    /** The enabled administrator holding `token`, or null. */
+    async authenticateToken(token: string): Promise<Identity | null> {
+      const found = await deps.admins.findToken(digest(token), deps.now());
+      return found ? identity(found.admin) : null;
+    },
+
+    /** The enabled administrator `name` with their current role, or null. */
+    identity,
+
+    /**
+     * Registers `token` (from ADMIN_TOKEN_FILE) as a token of the owner `name`, creating that
+     * owner when missing: how a fresh local console gets its first administrator. Audited once.
+     */
+    async bootstrapOwner(name: string, token: string, who: Who): Promise<void> {
+      if (await deps.admins.findToken(digest(token), deps.now())) return;
+      const owner = rules.adminName(name);
+      const admin = await deps.admins.get(owner);
+      if (!admin) await deps.admins.create({ name: owner, role: 'owner', createdAt: deps.now(), createdBy: who.actor, disabled: false });
+      else if (admin.role !== 'owner' || admin.disabled)
+        throw new AdminError('conflict', `ADMIN_BOOTSTRAP_NAME ${owner} exists but is not an active owner`);
+      const id = `bootstrap-${digest(token).slice(0, 8)}`;
+      if (!(await addToken(owner, token, id, who))) throw new AdminError('conflict', `bootstrap token ${id} is already registered`);
+      await deps.audit.record({ ...who, action: 'admin.bootstrap', target: `admin:${owner}`, detail: { token: id, created: !admin } });
+    },
+  };
+}

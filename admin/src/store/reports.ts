@@ -1,0 +1,86 @@
+/**
+ * Usage reports (the CLI and the console): the usage stream (contract/usage-record.ts) and the
+ * daily counters that the embedder's settlement functions (contract/redis/settlement.lua) write,
+ * read back. Identifiers and counts only.
+ */
+import { fromPairs, type RedisConnection } from '../../../contract/redis-connection.js';
+import { settlementKeys } from '../../../contract/redis/settlement-keys.js';
+import { decodeUsage, type UsageEntry } from '../../../contract/usage-record.js';
+
+export interface UsageQuery {
+  readonly org?: string;
+  readonly since?: number;
+  readonly until?: number;
+  /**
+   * Skip stream entries Redis appended before this time (ms). An entry is appended after its
+   * request started, so `since - clock skew` loses nothing and bounds the scan to the period.
+   */
+  readonly appendedFrom?: number;
+}
+
+const PAGE = 1000;
+
+export class UsageReports {
+  private readonly keys: ReturnType<typeof settlementKeys>;
+
+  constructor(private readonly connection: RedisConnection) {
+    this.keys = settlementKeys(connection.prefix);
+  }
+
+  /**
+   * Usage entries in stream order, filtered by organization and time (ms, inclusive). Stream
+   * ids carry Redis's clock but records carry the request's own start time, so without
+   * `appendedFrom` the whole stream is paged through and filtered on the record's own time.
+   */
+  async *readUsage(query: UsageQuery): AsyncGenerator<UsageEntry> {
+    const { redis } = this.connection;
+    const { keys } = this;
+    let start = query.appendedFrom === undefined ? '-' : String(Math.max(0, Math.floor(query.appendedFrom)));
+    for (;;) {
+      const page = await this.connection.guard(() => redis.xrange(keys.usageStream, start, '+', 'COUNT', PAGE));
+      for (const [id, fields] of page) {
+        const entry = decodeUsage(id, fromPairs(fields));
+        if (query.org !== undefined && entry.org !== query.org) continue;
+        if (query.since !== undefined && entry.time < query.since) continue;
+        if (query.until !== undefined && entry.time > query.until) continue;
+        yield entry;
+      }
+      if (page.length < PAGE) return;
+      start = `(${page[page.length - 1]![0]}`;
+    }
+  }
+
+  /** The organization's daily counters for each day given (empty days are omitted). */
+  async readDaily(org: string, days: readonly string[]): Promise<Array<{ day: string; counters: Record<string, number> }>> {
+    const { redis } = this.connection;
+    const { keys } = this;
+    const hashes = await Promise.all(days.map((day) => this.connection.guard(() => redis.hgetall(keys.usageDaily(org, day)))));
+    return days
+      .map((day, i) => ({ day, counters: Object.fromEntries(Object.entries(hashes[i]!).map(([f, v]) => [f, Number(v)])) }))
+      .filter((row) => Object.keys(row.counters).length > 0);
+  }
+
+  /**
+   * The newest use of each of `keyIds` (ms), reading the usage stream backwards and stopping
+   * when every key is found or `maxEntries` entries were read (a key not found is older than
+   * that, or never used): bounded work for a key list.
+   */
+  async lastUse(org: string, keyIds: readonly string[], maxEntries: number): Promise<Map<string, number>> {
+    const { redis } = this.connection;
+    const { keys } = this;
+    const wanted = new Set(keyIds);
+    const found = new Map<string, number>();
+    let end = '+';
+    for (let read = 0; read < maxEntries && found.size < wanted.size; ) {
+      const page = await this.connection.guard(() => redis.xrevrange(keys.usageStream, end, '-', 'COUNT', PAGE));
+      for (const [id, fields] of page) {
+        const entry = decodeUsage(id, fromPairs(fields));
+        if (entry.org === org && wanted.has(entry.keyId) && !found.has(entry.keyId)) found.set(entry.keyId, entry.time);
+      }
+      read += page.length;
+      if (page.length < PAGE) break;
+      end = `(${page[page.length - 1]![0]}`;
+    }
+    return found;
+  }
+}

@@ -1,0 +1,103 @@
+/**
+ * A Redis client whose every command is bounded, for the services' store modules (authz's and
+ * admin's each build their one connection on it and register their own scripts): a command
+ * timeout, no offline queue and no retries, so an unreachable or slow Redis fails within the
+ * timeout with StoreUnavailableError instead of queueing or hanging.
+ */
+import type { Redis } from 'ioredis';
+import { openRedis, type RedisSettings } from './redis-target.js';
+
+/** Redis could not answer in time (unreachable, slow, or the connection dropped). */
+export class StoreUnavailableError extends Error {
+  constructor(cause: unknown) {
+    super(`redis unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+/** Flat HGETALL-style reply ([field, value, …]) to an object. */
+export function fromPairs(pairs: readonly string[]): Record<string, string> {
+  const hash: Record<string, string> = {};
+  for (let i = 0; i + 1 < pairs.length; i += 2) hash[pairs[i]!] = pairs[i + 1]!;
+  return hash;
+}
+
+/** One client under a key prefix, and the bounded-command guard; `R` is the client with its scripts. */
+export class RedisConnection<R extends Redis = Redis> {
+  /** Every key this connection's stores use starts with it. */
+  readonly prefix: string;
+  readonly redis: R;
+  private readonly timeoutMs: number;
+
+  constructor(options: RedisSettings) {
+    this.prefix = options.prefix;
+    this.timeoutMs = options.timeoutMs;
+    const redis = openRedis(options, {
+      commandTimeout: options.timeoutMs,
+      connectTimeout: Math.max(1000, options.timeoutMs),
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: (times) => Math.min(50 * times, 1000),
+    });
+    // Connection errors surface through the commands that fail; the event needs a listener
+    // only so ioredis does not print them.
+    redis.on('error', () => {});
+    this.redis = redis as R;
+  }
+
+  /** Runs one command, turning any failure into StoreUnavailableError. */
+  async guard<T>(command: () => Promise<T>): Promise<T> {
+    try {
+      return await command();
+    } catch (error) {
+      throw new StoreUnavailableError(error);
+    }
+  }
+
+  /** True while the connection is up. */
+  isReady(): boolean {
+    return this.redis.status === 'ready';
+  }
+
+  /** Calls `listener` when the connection comes up or goes down; returns the unsubscriber. */
+  onReadyChange(listener: (ready: boolean) => void): () => void {
+    const up = (): void => listener(true);
+    const down = (): void => listener(false);
+    this.redis.on('ready', up).on('close', down);
+    return () => void this.redis.off('ready', up).off('close', down);
+  }
+
+  /** Resolves once connected; rejects with StoreUnavailableError after `waitMs`. */
+  async ready(waitMs = Math.max(2000, this.timeoutMs * 4)): Promise<void> {
+    if (this.isReady()) return;
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        unsubscribe();
+        reject(new StoreUnavailableError(`not connected after ${waitMs} ms`));
+      }, waitMs);
+      const unsubscribe = this.onReadyChange((ready) => {
+        if (!ready) return;
+        clearTimeout(timer);
+        unsubscribe();
+        resolve();
+      });
+    });
+  }
+
+  /** Deletes every key under this connection's prefix (tests use their own prefix). */
+  async purge(): Promise<number> {
+    let cursor = '0';
+    let deleted = 0;
+    do {
+      const [next, found] = await this.guard(() => this.redis.scan(cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 500));
+      if (found.length > 0) deleted += await this.guard(() => this.redis.unlink(...found));
+      cursor = next;
+    } while (cursor !== '0');
+    return deleted;
+  }
+
+  /** Closes the connection. */
+  async close(): Promise<void> {
+    this.redis.disconnect();
+  }
+}

@@ -1,0 +1,200 @@
+/**
+ * Single sign-on through a real OpenID Connect provider (the oidc-provider package, listening on
+ * a port of its own) and the real admin server (listening, with openid-client doing discovery,
+ * PKCE, state, nonce and the code exchange). A small cookie-keeping client walks the redirects
+ * and submits the provider's own login and consent forms, as a browser would. A registered
+ * administrator is signed in as themself; a stranger, an unverified e-mail and a replayed
+ * callback are refused, audited, and never signed in.
+ */
+import { mkdtempSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import Provider from 'oidc-provider';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openAdminDeps, type AdminDeps } from '../../admin/src/operations/deps.js';
+import { buildAdminServer } from '../../admin/src/http/server.js';
+import { createOperations, type Operations } from '../../admin/src/operations/operations.js';
+import type { Connection } from '../../admin/src/store/connection.js';
+import { TEST_MODEL, TEST_SECRET } from '../support/grpc-authz.js';
+import { freePort } from '../support/process.js';
+import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
+
+const CLIENT = { id: 'gateway-console', secret: 'console-client-secret-for-tests-0123456789' };
+const prefix = testPrefix();
+let providerServer: Server;
+let admin: FastifyInstance;
+let connection: Connection;
+let deps: AdminDeps;
+let ops: Operations;
+let adminUrl = '';
+
+beforeAll(async () => {
+  const [providerPort, adminPort] = [await freePort(), await freePort()];
+  const issuer = `http://127.0.0.1:${providerPort}`;
+  adminUrl = `http://127.0.0.1:${adminPort}`;
+  const provider = new Provider(issuer, {
+    clients: [
+      {
+        client_id: CLIENT.id,
+        client_secret: CLIENT.secret,
+        redirect_uris: [`${adminUrl}/api/oidc/callback`],
+        grant_types: ['authorization_code'],
+        response_types: ['code'],
+      },
+    ],
+    claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+    // The login form's "login" is the account; "unverified:<address>" has an unverified e-mail.
+    findAccount: async (_ctx: unknown, id: string) => ({
+      accountId: id,
+      claims: async () => ({ sub: id, email: id.replace(/^unverified:/, ''), email_verified: !id.startsWith('unverified:') }),
+    }),
+    cookies: { keys: ['oidc-provider-test-cookie-key'] },
+  });
+  providerServer = provider.listen(providerPort, '127.0.0.1');
+  ({ deps, connection } = openAdminDeps({
+    modelId: TEST_MODEL,
+    defaultRpm: 600,
+    defaultTpm: 1000,
+    keyPrefix: 'CTG',
+    keyHashSecret: TEST_SECRET,
+    redisUrl: TEST_REDIS_URL,
+    redisKeyPrefix: prefix,
+    redisTimeoutMs: 2000,
+    auditSecret: 'admin-oidc-tests-audit-secret-0123456789ab',
+    auditAnchorFile: join(mkdtempSync(join(tmpdir(), 'admin-oidc-')), 'anchor.jsonl'),
+  }));
+  await connection.ready();
+  ops = createOperations(deps);
+  await ops.createAdmin({ name: 'dana@hospital.example', role: 'operator' }, { actor: 'cli:test', from: 'cli@test' });
+  admin = buildAdminServer({
+    ops,
+    config: { modelId: TEST_MODEL, defaultRpm: 600, defaultTpm: 1000, keyPrefix: 'CTG', keyHashSecret: TEST_SECRET },
+    stores: deps,
+    sessionTtlMs: 600_000,
+    trustedProxies: [],
+    oidc: { issuer, clientId: CLIENT.id, clientSecret: CLIENT.secret, publicUrl: adminUrl },
+    logLevel: 'silent',
+  });
+  await admin.listen({ host: '127.0.0.1', port: adminPort });
+});
+
+afterAll(async () => {
+  await admin?.close();
+  await new Promise((resolve) => providerServer?.close(resolve));
+  await connection?.purge();
+  await connection?.close();
+});
+
+/** A browser reduced to what the flow needs: cookies per origin, redirects, and posting the provider's forms. */
+class Walker {
+  private readonly jar = new Map<string, Map<string, string>>();
+  readonly visited: string[] = [];
+
+  private cookies(url: URL): string {
+    return [...(this.jar.get(url.origin) ?? new Map()).entries()].map(([k, v]) => `${k}=${v}`).join('; ');
+  }
+
+  private keep(url: URL, response: Response): void {
+    const jar = this.jar.get(url.origin) ?? new Map<string, string>();
+    for (const line of response.headers.getSetCookie()) {
+      const [pair, ...attributes] = line.split(';');
+      const [name, ...value] = pair!.trim().split('=');
+      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a)) || value.join('=') === '';
+      if (expired) jar.delete(name!);
+      else jar.set(name!, value.join('='));
+    }
+    this.jar.set(url.origin, jar);
+  }
+
+  cookie(origin: string, name: string): string | undefined {
+    return this.jar.get(origin)?.get(name);
+  }
+
+  /** Requests `url`, follows redirects and submits forms (login as `login`) until a page outside the provider. */
+  async walk(start: string, login: string): Promise<URL> {
+    let url = new URL(start);
+    let init: RequestInit = {};
+    for (let hop = 0; hop < 20; hop += 1) {
+      this.visited.push(url.href);
+      const response = await fetch(url, {
+        ...init,
+        redirect: 'manual',
+        headers: { ...(init.headers as Record<string, string>), cookie: this.cookies(url) },
+      });
+      this.keep(url, response);
+      init = {};
+      const location = response.headers.get('location');
+      if (response.status >= 300 && response.status < 400 && location) {
+        url = new URL(location, url);
+        if (url.origin === adminUrl && url.pathname === '/') return url;
+        continue;
+      }
+      const html = await response.text();
+      const form = /<form[^>]*action="([^"]+)"[^>]*method="post"/i.exec(html);
+      if (!form) throw new Error(`stuck at ${url.href} (${response.status}): ${html.slice(0, 200)}`);
+      const fields = new URLSearchParams();
+      for (const [, name, value] of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) fields.set(name!, value!);
+      if (html.includes('name="login"')) {
+        fields.set('login', login);
+        fields.set('password', 'any');
+      }
+      url = new URL(form[1]!.replaceAll('&amp;', '&'), url);
+      init = { method: 'POST', body: fields, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
+    }
+    throw new Error('too many hops');
+  }
+}
+
+async function sessionOf(walker: Walker): Promise<Response> {
+  return fetch(`${adminUrl}/api/session`, { headers: { cookie: `ctg_admin=${walker.cookie(adminUrl, 'ctg_admin') ?? ''}` } });
+}
+
+describe('single sign-on through OpenID Connect', () => {
+  it('says single sign-on is offered', async () => {
+    expect(await (await fetch(`${adminUrl}/api/sign-in-options`)).json()).toEqual({ oidc: true });
+  });
+
+  it('signs a registered administrator in as themself, with PKCE, and audits it', async () => {
+    const walker = new Walker();
+    const landed = await walker.walk(`${adminUrl}/api/oidc/start`, 'Dana@Hospital.example');
+    expect(landed.search).toBe('');
+    const authorize = new URL(walker.visited.find((u) => u.includes('/auth?'))!);
+    expect(authorize.searchParams.get('code_challenge_method')).toBe('S256');
+    expect(authorize.searchParams.get('redirect_uri')).toBe(`${adminUrl}/api/oidc/callback`);
+    const session = await sessionOf(walker);
+    expect(session.status).toBe(200);
+    expect(await session.json()).toMatchObject({ actor: 'admin:dana@hospital.example', role: 'operator', via: 'oidc' });
+    const [last] = (await ops.auditRecent(1)).records;
+    expect(last).toMatchObject({
+      actor: 'admin:dana@hospital.example',
+      action: 'session.create',
+      detail: { via: 'oidc' },
+      from: '127.0.0.1',
+    });
+  });
+
+  it('refuses a stranger and an unverified e-mail, audits both, and signs neither in', async () => {
+    for (const [login, reason] of [
+      ['stranger@elsewhere.example', 'not_an_administrator'],
+      ['unverified:dana@hospital.example', 'no_verified_email'],
+    ] as const) {
+      const walker = new Walker();
+      const landed = await walker.walk(`${adminUrl}/api/oidc/start`, login);
+      expect(landed.searchParams.get('sign_in_error')).toBe(reason);
+      expect((await sessionOf(walker)).status).toBe(401);
+      const [last] = (await ops.auditRecent(1)).records;
+      expect(last).toMatchObject({ actor: 'anonymous', action: 'session.fail', detail: { reason: `oidc_${reason}` } });
+    }
+  });
+
+  it('refuses a replayed callback: the pending sign-in is used once', async () => {
+    const walker = new Walker();
+    await walker.walk(`${adminUrl}/api/oidc/start`, 'dana@hospital.example');
+    const callback = walker.visited.find((u) => u.startsWith(`${adminUrl}/api/oidc/callback`))!;
+    const again = await fetch(callback, { redirect: 'manual' });
+    expect(again.status).toBe(302);
+    expect(again.headers.get('location')).toBe('/?sign_in_error=no_pending_sign_in');
+  });
+});
