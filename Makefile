@@ -61,7 +61,7 @@ images-check:
 test-clients: install ## every client README.md shows, run as written against a test stack (own venv + npm folder, ~600 MB; not in make test)
 	@bash scripts/stack/install-clients.sh && bash scripts/stack/with-redis.sh npx vitest run --config test/clients/vitest.config.ts
 
-console: ## the management console + admin API on 127.0.0.1:9443 (after make up); token in .local/admin-token
+console: ## the admin service (admin/): console + admin API on 127.0.0.1:9443 (after make up); token in .local/admin-token
 	@mkdir -p .local && test -s .local/admin-token || (umask 077 && head -c 32 /dev/urandom | base64 > .local/admin-token)
 	@ADMIN_TOKEN_FILE="$$PWD/.local/admin-token" exec node --import tsx admin/src/main.ts
 

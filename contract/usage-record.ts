@@ -12,7 +12,7 @@ export interface UsageRecord {
   readonly model: string;
   readonly requestId: string;
   readonly tokens: number;
-  /** When the request started (ms since the epoch). */
+  /** When the embedder recorded it (ms since the epoch, the embedder's clock). */
   readonly time: number;
 }
 

@@ -73,7 +73,7 @@ export interface Placement {
   readonly nodeArgs?: readonly string[];
 }
 
-/** The environment authz (and its admin CLI) is given. */
+/** The environment authz is given (the tests run the admin CLI with it too: admin reads what it shares). */
 export function authzEnv(svc: ServiceContract, host: string, port: number): Record<string, string> {
   return {
     AUTHZ_HOST: host,

@@ -15,7 +15,7 @@ mkdir -p "$LOCAL" "$LOG_DIR"
 ENVOY_BIN="$(bash scripts/install-envoy.sh)"
 export ENVOY_BIN
 bash scripts/certs.sh "$TLS_DIR"
-# authz and its admin CLI hash keys with the first; authz signs each request's grant with the
+# authz and admin (CLI, console) hash keys with the first; authz signs each request's grant with the
 # second and the embedder verifies it; the third is the embedder's Redis password.
 for secret in "$KEY_HASH_SECRET_FILE" "$GRANT_SECRET_FILE" "$LOCAL/redis-embedder-password"; do
   if [[ ! -s "$secret" ]]; then
