@@ -29,7 +29,7 @@ const seconds = Number(values.seconds);
 const inflight = Number(values.inflight);
 const Authorization = protos().envoy.service.auth.v3.Authorization;
 const client = new Authorization(values.address as string, grpc.credentials.createInsecure());
-// Sent with every Check, as Envoy sends it (authz/src/caller.ts).
+// Sent with every Check, as Envoy sends it (authz/src/edge/caller.ts).
 const metadata = new grpc.Metadata();
 metadata.set(AUTHZ_CALLER_METADATA, values['caller-token'] as string);
 

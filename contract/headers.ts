@@ -26,6 +26,6 @@ export const GRANT_HEADER = 'x-gateway-grant';
 
 /**
  * The gRPC metadata Envoy's ext_authz sends authz on every Check: the caller token
- * (AUTHZ_CALLER_TOKEN_FILE), without which authz refuses the call (authz/src/caller.ts).
+ * (AUTHZ_CALLER_TOKEN_FILE), without which authz refuses the call (authz/src/edge/caller.ts).
  */
 export const AUTHZ_CALLER_METADATA = 'x-authz-caller-token';

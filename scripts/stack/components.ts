@@ -43,7 +43,7 @@ export interface ServiceContract {
   readonly redisSentinelName?: string;
   /** The embedder's own Redis user (settlement only); without it, the embedder uses REDIS_URL's. */
   readonly settlementUser?: SettlementUser;
-  /** The secret Envoy sends authz with every Check (authz/src/caller.ts); the stack creates it. */
+  /** The secret Envoy sends authz with every Check (authz/src/edge/caller.ts); the stack creates it. */
   readonly authzCallerTokenFile?: string;
   /** The bearer token authz's and the embedder's GET /metrics require (Prometheus sends it); the stack creates it. */
   readonly metricsTokenFile?: string;

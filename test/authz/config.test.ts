@@ -75,6 +75,12 @@ describe('loadConfig', () => {
     expect(problemsOf({ ...base, KEY_HASH_SECRET: 'short' })[0]).toMatch(/^KEY_HASH_SECRET:/);
   });
 
+  it("carries none of admin's settings: its variables are not read, its fields not there", () => {
+    const admin = { ADMIN_PORT: 'http', ADMIN_TOKEN_FILE: '/nonexistent/token', AUDIT_SECRET: 'short', OIDC_ISSUER: 'not a url' };
+    expect(problemsOf({ ...base, ...admin })).toEqual([]);
+    expect(Object.keys(loadConfig({ ...base, ...admin })).filter((field) => /admin|audit|oidc|session|bootstrap/i.test(field))).toEqual([]);
+  });
+
   it('needs the grant secret it shares with the embedder', () => {
     expect(problemsOf({ ...base, GRANT_SECRET: undefined, GRANT_SECRET_FILE: '/nonexistent/grant-secret' })).toEqual([
       expect.stringMatching(/^GRANT_SECRET \/ GRANT_SECRET_FILE:/),
