@@ -1,6 +1,6 @@
 /**
  * Inlines an OpenAPI document's local `$ref`s so each schema stands alone for ajv. Shared by the
- * route loaders of the public API (embedder) and the admin API (authz): both take routes and
+ * route loaders of the public API (embedder) and the admin API (admin): both take routes and
  * validation from their documents by operationId.
  */
 type Json = Record<string, any>;
