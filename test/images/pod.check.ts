@@ -18,9 +18,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDENTITY_HEADERS as HEADERS } from '../../contract/headers.js';
 import { settlementAclRules } from '../../contract/redis/settlement-keys.js';
 import { find, parseObjects, renderOverlay, type K8sObject } from '../deploy/kustomize.js';
-import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
+import { makeStackDir, removeStackDir, repoRoot, type StackDir } from '../support/stack.js';
 import { waitFor } from '../support/process.js';
-import { PodNetwork, podman } from './podman.js';
+import { PodNetwork, podman, type ContainerSpec } from './podman.js';
 
 const IMAGES = { authz: 'localhost/ctg-authz:test', embedder: 'localhost/ctg-embedder:test', gateway: 'localhost/ctg-gateway:test' };
 const REDIS_IMAGE = 'localhost/ctg-test-redis:bookworm';
@@ -109,16 +109,21 @@ function redisCli(password: string, ...args: string[]): string {
   return podman(['exec', '-e', `REDISCLI_AUTH=${password}`, `${net.name}-redis`, 'redis-cli', ...args]).trim();
 }
 
-/** The admin CLI inside an authz container, as `kubectl exec` runs it: the pod's own settings. */
 /**
- * The admin CLI appends every change to the audit trail, keyed by a secret kept out of Redis and
- * checkpointed to a file outside it (docs/console.md). The pod's root is read-only and the
- * manifests give the CLI no home for either, so the test hands it both, the checkpoints on /tmp.
+ * The admin CLI as a one-off container on the namespace's network, with authz's settings and
+ * Secrets (the Redis URL, the key-hash secret). Until the admin service ships its own image, it
+ * runs on the authz image with the repository's admin/ folder mounted read-only. The CLI appends
+ * every change to the audit trail, keyed by a secret kept out of Redis and checkpointed to a
+ * file outside it (docs/console.md): the test hands it both, the checkpoints in a host folder
+ * that outlives each run.
  */
-const AUDIT_ENV = ['-e', `AUDIT_SECRET=${randomBytes(24).toString('hex')}`, '-e', 'AUDIT_ANCHOR_FILE=/tmp/audit-anchor.jsonl'];
+const AUDIT_SECRET = randomBytes(24).toString('hex');
+let adminSpec: ContainerSpec;
+let adminRuns = 0;
 
 function admin(args: readonly string[]): string {
-  return podman(['exec', ...AUDIT_ENV, authz[0]!, 'node', '--import', 'tsx', 'admin/src/cli/main.ts', ...args]);
+  adminRuns += 1;
+  return net.output({ ...adminSpec, name: `admin-cli-${adminRuns}`, args });
 }
 
 beforeAll(async () => {
@@ -176,6 +181,18 @@ beforeAll(async () => {
   // authz: its ConfigMap and its Secret volumes (REDIS_URL_FILE, the key-hash secret).
   const authzPod = podOf('ctg-authz');
   const authzMounts = secretMounts(authzPod, 'authz', secrets);
+  const auditDir = join(files, 'admin-audit');
+  mkdirSync(auditDir);
+  chownSync(auditDir, authzPod.securityContext.runAsUser as number, authzPod.securityContext.runAsGroup as number);
+  adminSpec = {
+    name: 'admin-cli',
+    image: IMAGES.authz,
+    user: userOf(authzPod),
+    env: { ...envOf('ctg-authz-env'), AUDIT_SECRET, AUDIT_ANCHOR_FILE: '/audit/anchor.jsonl' },
+    mounts: { ...authzMounts, [join(repoRoot, 'admin')]: '/app/admin' },
+    writable: { [auditDir]: '/audit' },
+    entrypoint: ['node', '--import', 'tsx', 'admin/src/cli/main.ts'],
+  };
   authz = ['authz-a', 'authz-b'].map((name) =>
     net.run({
       name,

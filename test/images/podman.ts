@@ -45,6 +45,18 @@ export class PodNetwork {
   /** Starts `spec` restricted as the manifests restrict every container; returns its name. */
   run(spec: ContainerSpec): string {
     const name = `${this.name}-${spec.name}`;
+    podman(this.runArgs(spec));
+    if (!spec.once) this.started.push(name);
+    return name;
+  }
+
+  /** Runs `spec` to completion (`once`), restricted the same way; returns its standard output. */
+  output(spec: ContainerSpec): string {
+    return podman(this.runArgs({ ...spec, once: true }));
+  }
+
+  private runArgs(spec: ContainerSpec): string[] {
+    const name = `${this.name}-${spec.name}`;
     const network = spec.podOf ? `container:${this.name}-${spec.podOf}` : this.name;
     const args = [
       'run',
@@ -70,9 +82,7 @@ export class PodNetwork {
     for (const [host, path] of Object.entries(spec.writable ?? {})) args.push('--volume', `${host}:${path}:rw,Z`);
     for (const port of spec.publish ?? []) args.push('--publish', `127.0.0.1::${port}`);
     if (spec.entrypoint) args.push('--entrypoint', JSON.stringify(spec.entrypoint));
-    if (!spec.once) this.started.push(name);
-    podman([...args, spec.image, ...(spec.args ?? [])]);
-    return name;
+    return [...args, spec.image, ...(spec.args ?? [])];
   }
 
   /** The host port a container's port is published on. */

@@ -15,8 +15,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { find, parseObjects, renderOverlay } from '../deploy/kustomize.js';
 import { waitFor } from '../support/process.js';
-import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
-import { PodNetwork, podman } from './podman.js';
+import { makeStackDir, removeStackDir, repoRoot, type StackDir } from '../support/stack.js';
+import { type ContainerSpec, PodNetwork, podman } from './podman.js';
 
 const REDIS_IMAGE = 'localhost/ctg-test-redis:bookworm';
 const AUTHZ_IMAGE = 'localhost/ctg-authz:test';
@@ -121,17 +121,20 @@ function sentinel(ordinal: number, ...args: string[]): string {
 }
 
 /**
- * The admin CLI appends every change to the audit trail, keyed by a secret kept out of Redis and
- * checkpointed to a file outside it (docs/console.md). The pod's root is read-only and the
- * manifests give the CLI no home for either, so the test hands it both, the checkpoints on /tmp.
+ * The admin CLI as a one-off container with authz's settings and Secrets (the admin service has no
+ * image of its own yet: the authz image, the repository's admin/ folder mounted read-only). It
+ * appends every change to the audit trail, keyed by a secret kept out of Redis and checkpointed
+ * to a file outside it (docs/console.md): the test hands it both, in a host folder.
  */
-const AUDIT_ENV = ['-e', `AUDIT_SECRET=${randomBytes(24).toString('hex')}`, '-e', 'AUDIT_ANCHOR_FILE=/tmp/audit-anchor.jsonl'];
+let adminSpec: ContainerSpec;
+let adminRuns = 0;
 
 function admin(args: readonly string[]): string {
-  return podman(['exec', ...AUDIT_ENV, `${net.name}-authz`, 'node', '--import', 'tsx', 'admin/src/cli/main.ts', ...args]);
+  adminRuns += 1;
+  return net.output({ ...adminSpec, name: `admin-cli-${adminRuns}`, args });
 }
 
-/** Waits until the admin CLI in the authz container creates an organization (a write on the primary). */
+/** Waits until the admin CLI creates an organization (a write on the primary). */
 async function writesThrough(what: string, timeoutMs: number): Promise<void> {
   let last = '';
   try {
@@ -259,13 +262,20 @@ beforeAll(async () => {
       tokenMounts[secretDir(join(files, name), { [path.slice(dir.length + 1)]: randomBytes(24).toString('hex') }, authzUid, authzUid)] =
         dir;
     }
-    net.run({
-      name: 'authz',
+    const authzMounts = { [redisSecret]: '/etc/ctg/redis', [khs]: '/etc/ctg/key-hash-secret', ...tokenMounts };
+    net.run({ name: 'authz', image: AUTHZ_IMAGE, user: `${authzUid}:${authzUid}`, env: authzEnv, mounts: authzMounts });
+    const auditDir = join(files, 'admin-audit');
+    mkdirSync(auditDir);
+    chownSync(auditDir, authzUid, authzUid);
+    adminSpec = {
+      name: 'admin-cli',
       image: AUTHZ_IMAGE,
       user: `${authzUid}:${authzUid}`,
-      env: authzEnv,
-      mounts: { [redisSecret]: '/etc/ctg/redis', [khs]: '/etc/ctg/key-hash-secret', ...tokenMounts },
-    });
+      env: { ...authzEnv, AUDIT_SECRET: randomBytes(24).toString('hex'), AUDIT_ANCHOR_FILE: '/audit/anchor.jsonl' },
+      mounts: { ...authzMounts, [join(repoRoot, 'admin')]: '/app/admin' },
+      writable: { [auditDir]: '/audit' },
+      entrypoint: ['node', '--import', 'tsx', 'admin/src/cli/main.ts'],
+    };
   } catch (error) {
     throw new Error(`${(error as Error).message}\n${net.logs()}`);
   }
