@@ -111,7 +111,13 @@ describe("the README's curl line sees every early refusal, over HTTP/2 and HTTP/
     expect(await failures(big, key.key, 413, 'payload_too_large')).toEqual([]);
   });
 
-  it("Envoy's Lua scripts raised no error meanwhile (a script error would skip the header policy)", () => {
+  it("Envoy's Lua scripts raise no error, with a body or without (a script error would skip the header policy)", async () => {
+    for (const http2 of [false, true]) {
+      const bad = await stack.request({ method: 'GET', path: '/health', http2, headers: { 'x-request-id': 'has space' } });
+      expect(bad.status).toBe(400);
+      const ok = await stack.request({ method: 'GET', path: '/health', http2 });
+      expect(ok.status).toBe(200);
+    }
     expect(readFileSync(join(stack.dirs.logDir, 'envoy.log'), 'utf8')).not.toMatch(/\[lua\]|script log/);
   });
 });
