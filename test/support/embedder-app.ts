@@ -4,7 +4,7 @@
  * Redis under a test prefix, beside a real in-process authz (gRPC on port 0) on the same prefix
  * whose store holds the organizations and reads the usage.
  */
-import { modelFingerprint } from '../../embedder/src/model/fingerprint.js';
+import { modelFingerprint, modelInstalledAt } from '../../embedder/src/model/fingerprint.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -95,6 +95,7 @@ export async function startTestEmbedder(
     ...(options.now ? { now: options.now } : {}),
     // As main.ts does, so every 200 carries x-model-fingerprint.
     modelFingerprint: await modelFingerprint(modelDir),
+    modelCreated: await modelInstalledAt(modelDir),
   });
   await ready;
   for (let i = 0; i < 100 && !settlement.isReady(); i += 1) await new Promise((r) => setTimeout(r, 50));

@@ -13,10 +13,11 @@ import { ProblemError } from '../../../openapi/problems.js';
 import { BODY_LIMIT_BYTES, handleError, handleNotFound, sendProblem } from './errors.js';
 import { createEmbeddingsHandler } from './handlers/embeddings.js';
 import { getHealth, readyHandler } from './handlers/health.js';
+import { createModelHandlers } from './handlers/models.js';
 import { parseJsonBody } from './json-body.js';
 import { metricsHandler } from './handlers/metrics.js';
 import type { EmbedderMetrics } from '../telemetry/metrics.js';
-import { JSON_MEDIA_TYPE, registerMethodNotAllowed, registerOperations } from './openapi-routes.js';
+import { documentedOperations, JSON_MEDIA_TYPE, registerMethodNotAllowed, registerOperations } from './openapi-routes.js';
 import { CountsOnlyLogController, outcomeOf, safeSerializers } from '../telemetry/request-log.js';
 import { REQUEST_ID_RULE } from '../settlement/settlement.js';
 import { requireGrant } from './grant.js';
@@ -36,6 +37,8 @@ export interface AppDeps {
   readonly now?: () => number;
   /** The served model's fingerprint (`x-model-fingerprint`); main.ts computes it at start-up. */
   readonly modelFingerprint?: string;
+  /** Unix seconds when the served model was installed (`created` in GET /v1/models); 0 when not given. */
+  readonly modelCreated?: number;
 }
 
 /** The longest client request id echoed back (the document's RequestId maxLength). */
@@ -93,7 +96,11 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     });
   });
   deps.metrics.watchQueue(() => ({ inputs: deps.engine.queuedInputs(), tokens: deps.engine.queuedTokens() }));
-  requireGrant(app, ['/v1/embeddings'], deps.config.grantSecret, deps.config.retryAfterSeconds);
+  // Every operation the document secures with the API key is served only with authz's grant.
+  const secured = documentedOperations()
+    .filter((op) => op.secured)
+    .map((op) => `${op.method} ${op.url}`);
+  requireGrant(app, secured, deps.config.grantSecret, deps.config.retryAfterSeconds);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
@@ -105,6 +112,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       modelFingerprint: deps.modelFingerprint,
     }),
     getHealth,
+    ...createModelHandlers({ id: deps.engine.modelId, created: deps.modelCreated ?? 0 }),
   });
   app.get('/ready', readyHandler(deps.engine, deps.settlement, deps.config.retryAfterSeconds, deps.draining));
   registerMethodNotAllowed(app, '/ready', ['GET']);

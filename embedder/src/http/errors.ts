@@ -11,6 +11,9 @@ import { validationDetail, type SchemaError } from '../../../openapi/validation-
 /** The body limit the spec sets for every /v1 request: 1 MiB. */
 export const BODY_LIMIT_BYTES = 1_048_576;
 
+/** The detail of every 403 `model_not_enabled`: the same for a model not granted and one that does not exist. */
+export const MODEL_NOT_ENABLED_DETAIL = 'The organization has no access to the requested model, or it does not exist.';
+
 /** Sends the problem response for `code`. */
 export function sendProblem(reply: FastifyReply, error: ProblemError): FastifyReply {
   const body = problem(error.code, error.detail);
@@ -55,5 +58,5 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
 /** Fastify's not-found handler: an unserved path. */
 export function handleNotFound(_request: FastifyRequest, reply: FastifyReply): FastifyReply {
   // The path is not echoed: a URL may carry anything, and details never repeat request data.
-  return sendProblem(reply, new ProblemError('not_found', 'No such path; the embedder serves POST /v1/embeddings and GET /health.'));
+  return sendProblem(reply, new ProblemError('not_found', 'No such path; the embedder serves the paths of its OpenAPI document.'));
 }

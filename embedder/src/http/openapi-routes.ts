@@ -22,6 +22,8 @@ export interface DocumentedOperation {
   readonly url: string;
   readonly schema: FastifySchema;
   readonly jsonBody: boolean;
+  /** Needs the API key (the document's `security`), so the embedder needs authz's grant for it. */
+  readonly secured: boolean;
 }
 
 type Json = Record<string, any>;
@@ -46,7 +48,15 @@ export function documentedOperations(document: Json = openapiDocument): Document
         };
       }
       const url = path.replace(/\{([^}]+)\}/g, ':$1');
-      operations.push({ operationId: op.operationId, method: method.toUpperCase() as HTTPMethods, url, schema, jsonBody: Boolean(body) });
+      const security = (op.security ?? document.security ?? []) as unknown[];
+      operations.push({
+        operationId: op.operationId,
+        method: method.toUpperCase() as HTTPMethods,
+        url,
+        schema,
+        jsonBody: Boolean(body),
+        secured: security.length > 0,
+      });
     }
   }
   return operations;
