@@ -69,6 +69,8 @@ export async function startTestEmbedder(
     authz?: Partial<AuthzConfig>;
     /** Wraps the settlement store (a test that must act between its calls). */
     wrapSettlement?: (store: SettlementStore) => SettlementStore;
+    /** True once a graceful stop began (/ready answers 503), as main.ts tells the app. */
+    draining?: () => boolean;
   } = {},
 ): Promise<TestEmbedder> {
   const authz = await startTestAuthz(options.authz);
@@ -93,6 +95,7 @@ export async function startTestEmbedder(
     settlement,
     ...(options.logStream ? { logStream: options.logStream } : { config: { ...config, logLevel: 'silent' } }),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.draining ? { draining: options.draining } : {}),
     // As main.ts does, so every 200 carries x-model-fingerprint.
     modelFingerprint: await modelFingerprint(modelDir),
     modelCreated: await modelInstalledAt(modelDir),
