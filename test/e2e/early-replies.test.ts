@@ -4,12 +4,13 @@
  * 7.88 (Debian's) then reports `(92) Stream error in the HTTP/2 framing layer` instead of the
  * reply. The README's own curl line is run here as written (pointed at this stack), 20 times per
  * case and protocol, and every try must show the status and the problem body. The other half:
- * what the gateway reads before it refuses stays bounded (a keyless client holds at most 32 KiB).
+ * what the gateway reads before it refuses stays bounded (a keyless client holds at most 8 KiB).
  */
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import { connect as http2Connect, constants as h2 } from 'node:http2';
+import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -161,53 +162,94 @@ describe("the README's curl line sees every early refusal, over HTTP/2 and HTTP/
 describe('what the gateway reads before it refuses stays bounded', () => {
   const unknownKey = `Bearer CTG_${'A'.repeat(12)}_${'B'.repeat(38)}`;
 
-  it('a keyless body declared at most 32 KiB is read whole before the refusal, then refused', async () => {
-    const res = await partialUpload(32_768, unknownKey, 1_500);
+  it('a keyless HTTP/2 body declared at most 8 KiB is read whole before the refusal, then refused', async () => {
+    const res = await partialUpload(true, 8_192, unknownKey, 1_500);
     // Nothing while the body is missing: it is waited for ...
     expect(res.beforeRest).toBe(0);
     // ... and once it has all arrived, the 401 comes.
     expect(res.afterRest).toBe(401);
   });
 
-  it('a keyless body declared over 32 KiB is refused on its headers, before it is sent', async () => {
-    const res = await partialUpload(32_769, unknownKey, 5_000);
-    expect(res.beforeRest).toBe(401);
+  it('a keyless HTTP/2 body declared over 8 KiB is refused on its headers, before it is sent', async () => {
+    expect((await partialUpload(true, 8_193, unknownKey, 5_000)).beforeRest).toBe(401);
+  });
+
+  it('over HTTP/1.1 nothing is waited for: a small keyless body is refused before it is sent', async () => {
+    expect((await partialUpload(false, 100, unknownKey, 5_000)).beforeRest).toBe(401);
   });
 });
 
 /**
- * HTTP/2: declares `length` bytes, sends 10 and waits up to `waitMs` for a response; when none
- * came, sends the rest and waits again. Statuses are 0 when no response came.
+ * Declares `length` bytes, sends 10 and waits up to `waitMs` for a response; when none came,
+ * sends the rest and waits again. Statuses are 0 when no response came.
  */
-function partialUpload(length: number, authorization: string, waitMs: number): Promise<{ beforeRest: number; afterRest?: number }> {
+function partialUpload(
+  http2: boolean,
+  length: number,
+  authorization: string,
+  waitMs: number,
+): Promise<{ beforeRest: number; afterRest?: number }> {
   return new Promise((resolve) => {
-    const session = http2Connect(stack.baseUrl, { ca: stack.ca });
-    session.on('error', () => undefined);
-    const stream = session.request({
-      [h2.HTTP2_HEADER_METHOD]: 'POST',
-      [h2.HTTP2_HEADER_PATH]: '/v1/embeddings',
-      'content-type': 'application/json',
-      'content-length': String(length),
-      authorization,
-    });
-    stream.on('error', () => undefined);
     let status = 0;
     let restSent = false;
+    const upload = (http2 ? http2Upload : http1Upload)(length, authorization, (s) => {
+      status = s;
+      finish(restSent ? { beforeRest: 0, afterRest: s } : { beforeRest: s });
+    });
     const finish = (result: { beforeRest: number; afterRest?: number }) => {
-      session.destroy();
+      upload.close();
       resolve(result);
     };
-    stream.on('response', (headers) => {
-      status = Number(headers[h2.HTTP2_HEADER_STATUS]);
-      if (restSent) finish({ beforeRest: 0, afterRest: status });
-      else finish({ beforeRest: status });
-    });
-    stream.write('{"model":"');
+    upload.write('{"model":"');
     setTimeout(() => {
       if (status !== 0) return;
       restSent = true;
-      stream.end(Buffer.alloc(length - 10, 0x20));
+      upload.end(Buffer.alloc(length - 10, 0x20));
       setTimeout(() => finish({ beforeRest: 0, afterRest: 0 }), 5_000);
     }, waitMs);
   });
+}
+
+interface Upload {
+  write(chunk: string | Buffer): void;
+  /** Sends the last chunk (HTTP/2: with END_STREAM). */
+  end(chunk: Buffer): void;
+  close(): void;
+}
+
+function http2Upload(length: number, authorization: string, onStatus: (status: number) => void): Upload {
+  const session = http2Connect(stack.baseUrl, { ca: stack.ca });
+  session.on('error', () => undefined);
+  const stream = session.request({
+    [h2.HTTP2_HEADER_METHOD]: 'POST',
+    [h2.HTTP2_HEADER_PATH]: '/v1/embeddings',
+    'content-type': 'application/json',
+    'content-length': String(length),
+    authorization,
+  });
+  stream.on('error', () => undefined);
+  stream.on('response', (headers) => onStatus(Number(headers[h2.HTTP2_HEADER_STATUS])));
+  return { write: (chunk) => stream.write(chunk), end: (chunk) => stream.end(chunk), close: () => session.destroy() };
+}
+
+function http1Upload(length: number, authorization: string, onStatus: (status: number) => void): Upload {
+  const socket = tlsConnect({
+    host: '127.0.0.1',
+    port: stack.ports.gateway,
+    servername: 'localhost',
+    ca: stack.ca,
+    ALPNProtocols: ['http/1.1'],
+  });
+  socket.on('error', () => undefined);
+  socket.write(
+    `POST /v1/embeddings HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\nContent-Length: ${length}\r\nAuthorization: ${authorization}\r\n\r\n`,
+  );
+  let head = '';
+  socket.on('data', (chunk: Buffer) => {
+    head += chunk.toString('latin1');
+    const status = /^HTTP\/1\.1 (\d{3})/.exec(head);
+    if (status) onStatus(Number(status[1]));
+  });
+  const write = (chunk: string | Buffer) => socket.writable && socket.write(chunk);
+  return { write, end: write, close: () => socket.destroy() };
 }

@@ -99,11 +99,12 @@ describe('the Envoy bootstrap', () => {
     expect(hcm.http_filters[4].typed_config.max_request_bytes).toBe(1048576);
   });
 
-  it('bounds what an early refusal reads: a body up to 32 KiB before any decision, a refused one up to 4 MiB only with a key', () => {
+  it('bounds what an early refusal reads: an HTTP/2 body up to 8 KiB before any decision, a refused one up to 4 MiB only with a key', () => {
     const lua = hcm.http_filters[1].typed_config.default_source_code.inline_string as string;
     // Within the per-connection buffer, so waiting for the body can never make Envoy answer 413.
-    expect(lua).toContain('length <= 32768');
-    expect(listener.per_connection_buffer_limit_bytes).toBe(32768);
+    expect(lua).toContain('length <= 8192');
+    expect(lua).toContain('protocol() == "HTTP/2"');
+    expect(listener.per_connection_buffer_limit_bytes).toBeGreaterThanOrEqual(8192);
     const routes = hcm.route_config.virtual_hosts[0].routes as any[];
     const tooLarge = routes.find((r) => r.name === 'embeddings_too_large');
     // Before the embeddings route, and ext_authz stays on: only a key authz accepted is read.
