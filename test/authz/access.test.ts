@@ -22,11 +22,16 @@ function request(overrides: Partial<AccessRequest> = {}): AccessRequest {
 }
 
 describe('endpointOf', () => {
-  it('maps /v1/embeddings (with or without a query) and nothing else', () => {
+  it('maps /v1/embeddings and the models paths (with or without a query) to embeddings, and nothing else', () => {
     expect(endpointOf('/v1/embeddings')).toBe('embeddings');
     expect(endpointOf('/v1/embeddings?x=1')).toBe('embeddings');
     expect(endpointOf('/v1/completions')).toBeNull();
     expect(endpointOf('/v1/embeddings/')).toBeNull();
+    // The models paths follow the embeddings grant.
+    expect(endpointOf('/v1/models')).toBe('embeddings');
+    expect(endpointOf('/v1/models/all-MiniLM-L6-v2-int8?x=1')).toBe('embeddings');
+    expect(endpointOf('/v1/models/')).toBeNull();
+    expect(endpointOf('/v1/models/a/b')).toBeNull();
   });
 });
 

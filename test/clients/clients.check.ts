@@ -91,6 +91,23 @@ async function curlVector(): Promise<number[]> {
   return body.data[0].embedding;
 }
 
+/** The clients whose models.list() / models.retrieve() are probed (the OpenAI SDKs'). */
+const MODEL_LISTING = ['openai-python', 'openai-node'];
+
+/**
+ * The SDK's models.list() and models.retrieve() against the stack: the served model in OpenAI's
+ * shape for a key whose organization may use it, none for one whose organization may not, and
+ * 403 (PermissionDeniedError) for a model the organization may not use or that does not exist.
+ */
+function expectModels(models: any): void {
+  const served = { id: stack.svc.modelId, object: 'model', created: expect.any(Number), owned_by: 'clinical-embedding-gateway' };
+  const denied = { class: 'PermissionDeniedError', status: 403 };
+  expect(models).toEqual({
+    key: { list: [served], retrieve: served, unknown: denied },
+    noModel: { list: [], retrieve: denied, unknown: denied },
+  });
+}
+
 /** What the README says each print line shows (its trailing `# …` or `// …` comment). */
 function documentedOutput(code: string): string[] {
   return [...code.matchAll(/^\s*(?:print|console\.log)\(.*\)\s*;?\s*(?:#|\/\/)\s*(\S[^(\n]*?)\s*(?:\(.*)?$/gm)].map((m) => m[1]!);
@@ -152,6 +169,7 @@ describe('README clients, run as written', () => {
       if (report.async) expect(maxDifference(report.async, curlDocument), 'async document vector').toBeLessThan(TOLERANCE);
       if (report.asyncQuery) expect(maxDifference(report.asyncQuery, gatewayQuery), 'async query vector').toBeLessThan(TOLERANCE);
       if ('embedMany1001' in report) expect(report.embedMany1001).toBe(1001);
+      if (MODEL_LISTING.includes(name)) expectModels(report.models);
       const expected = errorTable.get(name)!;
       for (const status of TABLE_STATUSES) {
         const seen = report.errors[status];

@@ -2,8 +2,9 @@
 
 Two facts the schema cannot state, applied to schema-valid (positive) cases only, so that
 those cases reach the model instead of stopping at a refusal the specification mandates:
-- `model` must be the served model's id, which differs per deployment (env MODEL); any
-  other string is the specification's 403 model_not_enabled.
+- `model` (in the body, or the path of GET /v1/models/{model}) must be the served model's id,
+  which differs per deployment (env MODEL); any other string is the specification's 403
+  model_not_enabled.
 - `dimensions` is always refused (the specification's 400 invalid_request), so no value of
   it is positive; negative cases still send it.
 And one fact of HTTP: RFC 10008 (section 2) makes a QUERY request without Content-Type
@@ -25,7 +26,11 @@ def before_call(context, case, kwargs):
         if not any(name.lower() == "content-type" for name in headers):
             case.headers = {**headers, "Content-Type": "application/json"}
     meta = case.meta
-    if meta is None or not meta.generation.mode.is_positive or not isinstance(case.body, dict):
+    if meta is None or not meta.generation.mode.is_positive:
+        return
+    if case.path_parameters and "model" in case.path_parameters:
+        case.path_parameters["model"] = MODEL
+    if not isinstance(case.body, dict):
         return
     if "model" in case.body:
         case.body["model"] = MODEL

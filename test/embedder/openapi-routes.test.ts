@@ -9,8 +9,17 @@ describe('routes from the OpenAPI document', () => {
     const ops = documentedOperations();
     expect(ops.map((op) => `${op.method} ${op.url} ${op.operationId}`).sort()).toEqual([
       'GET /health getHealth',
+      'GET /v1/models listModels',
+      'GET /v1/models/:model retrieveModel',
       'POST /v1/embeddings createEmbeddings',
     ]);
+    // What the API key secures (the document's security) is what the embedder serves only with a grant.
+    expect(
+      ops
+        .filter((op) => op.secured)
+        .map((op) => op.operationId)
+        .sort(),
+    ).toEqual(['createEmbeddings', 'listModels', 'retrieveModel']);
     const create = ops.find((op) => op.operationId === 'createEmbeddings')!;
     expect(create.jsonBody).toBe(true);
     expect(create.schema.body).toEqual(openapiDocument.components.schemas.EmbeddingRequest);
@@ -26,9 +35,8 @@ describe('routes from the OpenAPI document', () => {
 
   it('refuses a handler set that does not match the operationIds', () => {
     const handler = async () => ({});
-    expect(() => registerOperations(Fastify(), { getHealth: handler })).toThrow(/missing \[createEmbeddings\]/);
-    expect(() => registerOperations(Fastify(), { getHealth: handler, createEmbeddings: handler, extra: handler })).toThrow(
-      /unknown \[extra\]/,
-    );
+    expect(() => registerOperations(Fastify(), { getHealth: handler })).toThrow(/missing \[createEmbeddings, listModels, retrieveModel\]/);
+    const all = { getHealth: handler, createEmbeddings: handler, listModels: handler, retrieveModel: handler };
+    expect(() => registerOperations(Fastify(), { ...all, extra: handler })).toThrow(/unknown \[extra\]/);
   });
 });

@@ -79,21 +79,40 @@ describe('the Envoy bootstrap', () => {
     expect(tls.tls_certificates[0].certificate_chain.filename).toBe(dirs.certFile);
   });
 
-  it('runs the filters in order: identity-header strip, request-id rule, ext_authz on headers, body limit, router', () => {
+  it('runs the filters in order: identity-header strip, request-id rule, ext_authz on headers, body drain and limit, router', () => {
     expect(hcm.http_filters.map((f: any) => f.name)).toEqual([
       'envoy.filters.http.header_mutation',
       'envoy.filters.http.lua',
       'envoy.filters.http.ext_authz',
+      'drain_body',
       'envoy.filters.http.buffer',
       'envoy.filters.http.router',
     ]);
+    // drain_body has no code of its own: it runs only where a route gives it some.
+    expect(hcm.http_filters[3].typed_config.default_source_code).toBeUndefined();
     const extAuthz = hcm.http_filters[2].typed_config;
     expect(extAuthz.failure_mode_allow).toBe(false);
     expect(extAuthz.status_on_error.code).toBe('ServiceUnavailable');
     // No body reaches authz, and no body is buffered before it answers.
     expect(extAuthz.with_request_body).toBeUndefined();
     expect(extAuthz.grpc_service.timeout).toBe('0.5s');
-    expect(hcm.http_filters[3].typed_config.max_request_bytes).toBe(1048576);
+    expect(hcm.http_filters[4].typed_config.max_request_bytes).toBe(1048576);
+  });
+
+  it('bounds what an early refusal reads: an HTTP/2 body up to 8 KiB before any decision, a refused one up to 4 MiB only with a key', () => {
+    const lua = hcm.http_filters[1].typed_config.default_source_code.inline_string as string;
+    // Within the per-connection buffer, so waiting for the body can never make Envoy answer 413.
+    expect(lua).toContain('length <= 8192');
+    expect(lua).toContain('protocol() == "HTTP/2"');
+    expect(listener.per_connection_buffer_limit_bytes).toBeGreaterThanOrEqual(8192);
+    const routes = hcm.route_config.virtual_hosts[0].routes as any[];
+    const tooLarge = routes.find((r) => r.name === 'embeddings_too_large');
+    // Before the embeddings route, and ext_authz stays on: only a key authz accepted is read.
+    expect(routes.indexOf(tooLarge)).toBeLessThan(routes.findIndex((r) => r.name === 'embeddings'));
+    expect(tooLarge.typed_per_filter_config['envoy.filters.http.ext_authz']).toBeUndefined();
+    expect(tooLarge.match.headers).toContainEqual({ name: 'content-length', range_match: { start: 1048577, end: 4194305 } });
+    expect(tooLarge.direct_response.status).toBe(413);
+    expect(tooLarge.typed_per_filter_config.drain_body.source_code.inline_string).toContain('setBytes("")');
   });
 
   it('bounds what a client can hold: timeouts, header and stream limits, buffers, heap', () => {

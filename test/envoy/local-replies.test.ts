@@ -58,10 +58,21 @@ describe.each([false, true])('Envoy local replies (http2: %s)', (http2) => {
     expect(res.headers.allow).toBe('POST');
   });
 
-  it.each(['/', '/v1', '/v1/models', '/v1/embeddings/x', '/health/x', '/v2/embeddings'])('%s is 404 not_found', async (path) => {
-    const res = await send({ method: 'POST', path, http2, headers: { 'content-type': 'application/json' }, body: '{}' });
-    expectProblem(res, 'not_found');
+  it.each(['POST', 'PUT', 'DELETE'])('%s /v1/models and /v1/models/{model} are 405 with allow: GET', async (method) => {
+    for (const path of ['/v1/models', '/v1/models/some-model']) {
+      const res = await send({ method, path, http2 });
+      expectProblem(res, 'method_not_allowed');
+      expect(res.headers.allow).toBe('GET');
+    }
   });
+
+  it.each(['/', '/v1', '/v1/completions', '/v1/models/a/b', '/v1/embeddings/x', '/health/x', '/v2/embeddings'])(
+    '%s is 404 not_found',
+    async (path) => {
+      const res = await send({ method: 'POST', path, http2, headers: { 'content-type': 'application/json' }, body: '{}' });
+      expectProblem(res, 'not_found');
+    },
+  );
 
   it('normalizes the path first: //v1/./embeddings is the embeddings route', async () => {
     const res = await send({ method: 'GET', path: '//v1/./embeddings', http2 });

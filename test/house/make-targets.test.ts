@@ -70,6 +70,36 @@ describe('the README make targets', () => {
     expect(listed.filter((t) => t !== 'help').sort()).toEqual([...promised].sort());
   });
 
+  it('make help aligns every description, however long the target name', () => {
+    const lines = spawnSync('make', ['help'], { cwd: repoRoot, encoding: 'utf8' }).stdout.trimEnd().split('\n');
+    const columns = lines.map((line) => /^ {2}make [a-z-]+ +/.exec(line)?.[0].length);
+    expect(columns.every((c) => c !== undefined)).toBe(true);
+    // One column for all, past the longest name (test-clients, test-litellm), with two spaces before it.
+    expect(new Set(columns).size, lines.join('\n')).toBe(1);
+    const longest = Math.max(...lines.map((line) => /^ {2}make ([a-z-]+)/.exec(line)![1]!.length));
+    expect(columns[0]).toBe('  make '.length + longest + 2);
+  });
+
+  it("make help's install line names only what install installs (no certificates: each stack makes its own)", () => {
+    const line = spawnSync('make', ['help'], { cwd: repoRoot, encoding: 'utf8' })
+      .stdout.split('\n')
+      .find((l) => /^ {2}make install /.test(l))!;
+    const script = readFileSync(join(repoRoot, 'scripts/stack/install.sh'), 'utf8');
+    // Each thing the line claims, and the script step that does it.
+    const claims: Array<[RegExp, string]> = [
+      [/cert/i, 'certs.sh'],
+      [/npm/, 'npm ci'],
+      [/Envoy/, 'install-envoy.sh'],
+      [/models/, 'install-model.sh'],
+      [/Python/, 'install-python-sdk.sh'],
+      [/deploy/, 'install-deploy-tools.sh'],
+      [/Prometheus/, 'install-prometheus.sh'],
+    ];
+    for (const [claim, step] of claims) {
+      if (claim.test(line)) expect(script, `the help says ${claim}`).toContain(step);
+    }
+  });
+
   it('make console serves the console and the admin API with the token it wrote', { timeout: 90_000 }, async () => {
     const port = await freePort();
     const run = make(['console'], {

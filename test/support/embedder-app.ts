@@ -4,7 +4,7 @@
  * Redis under a test prefix, beside a real in-process authz (gRPC on port 0) on the same prefix
  * whose store holds the organizations and reads the usage.
  */
-import { modelFingerprint } from '../../embedder/src/model/fingerprint.js';
+import { modelFingerprint, modelInstalledAt } from '../../embedder/src/model/fingerprint.js';
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -69,6 +69,8 @@ export async function startTestEmbedder(
     authz?: Partial<AuthzConfig>;
     /** Wraps the settlement store (a test that must act between its calls). */
     wrapSettlement?: (store: SettlementStore) => SettlementStore;
+    /** True once a graceful stop began (/ready answers 503), as main.ts tells the app. */
+    draining?: () => boolean;
   } = {},
 ): Promise<TestEmbedder> {
   const authz = await startTestAuthz(options.authz);
@@ -93,8 +95,10 @@ export async function startTestEmbedder(
     settlement,
     ...(options.logStream ? { logStream: options.logStream } : { config: { ...config, logLevel: 'silent' } }),
     ...(options.now ? { now: options.now } : {}),
+    ...(options.draining ? { draining: options.draining } : {}),
     // As main.ts does, so every 200 carries x-model-fingerprint.
     modelFingerprint: await modelFingerprint(modelDir),
+    modelCreated: await modelInstalledAt(modelDir),
   });
   await ready;
   for (let i = 0; i < 100 && !settlement.isReady(); i += 1) await new Promise((r) => setTimeout(r, 50));

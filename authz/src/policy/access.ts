@@ -29,12 +29,15 @@ export interface AccessRequest {
   readonly now: number;
 }
 
-const ENDPOINTS: Readonly<Record<string, string>> = { '/v1/embeddings': 'embeddings' };
+// Listing the models is part of embedding: the SDKs and tools list before they embed, so the
+// models paths follow the embeddings grant (an organization sees only its models anyway).
+const ENDPOINTS: Readonly<Record<string, string>> = { '/v1/embeddings': 'embeddings', '/v1/models': 'embeddings' };
+const MODEL_PATH = /^\/v1\/models\/[^/]+$/;
 
 /** Maps a request path (query string ignored) to its endpoint name, or null for none. */
 export function endpointOf(path: string): string | null {
   const bare = path.split('?', 1)[0]!;
-  return ENDPOINTS[bare] ?? null;
+  return ENDPOINTS[bare] ?? (MODEL_PATH.test(bare) ? 'embeddings' : null);
 }
 
 /** Decides whether the request may proceed to the rate limit. */

@@ -3,6 +3,8 @@
  * gateway's RFC 9457 body from openapi/problems.ts. Fastify's own errors (validation, body
  * parsing, size) are mapped here; anything unexpected is a 500 that says nothing of the request.
  */
+import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, ProblemError, catalogue, problem } from '../../../openapi/problems.js';
 import { noteOutcome } from '../telemetry/request-log.js';
@@ -10,6 +12,9 @@ import { validationDetail, type SchemaError } from '../../../openapi/validation-
 
 /** The body limit the spec sets for every /v1 request: 1 MiB. */
 export const BODY_LIMIT_BYTES = 1_048_576;
+
+/** The detail of every 403 `model_not_enabled`: the same for a model not granted and one that does not exist. */
+export const MODEL_NOT_ENABLED_DETAIL = 'The organization has no access to the requested model, or it does not exist.';
 
 /** Sends the problem response for `code`. */
 export function sendProblem(reply: FastifyReply, error: ProblemError): FastifyReply {
@@ -55,5 +60,30 @@ export function handleError(error: FastifyError | Error, request: FastifyRequest
 /** Fastify's not-found handler: an unserved path. */
 export function handleNotFound(_request: FastifyRequest, reply: FastifyReply): FastifyReply {
   // The path is not echoed: a URL may carry anything, and details never repeat request data.
-  return sendProblem(reply, new ProblemError('not_found', 'No such path; the embedder serves POST /v1/embeddings and GET /health.'));
+  return sendProblem(reply, new ProblemError('not_found', 'No such path; the embedder serves the paths of its OpenAPI document.'));
+}
+
+/** What Node's parser reports, as the client is told it (never the bytes it could not read). */
+function clientErrorDetail(code: string | undefined): string {
+  if (code === 'HPE_HEADER_OVERFLOW') return 'headers: are too large';
+  if (code === 'ERR_HTTP_REQUEST_TIMEOUT') return 'request: did not arrive in time';
+  return 'request: could not be read';
+}
+
+/**
+ * Fastify's clientErrorHandler: Node's HTTP parser refused the request (a malformed header or
+ * content-length, an unknown method, headers over Node's limit) before any route saw it. The
+ * answer is the same problem body as every other error (400 invalid_body, as Envoy maps its own
+ * codec errors), written on the socket, which then closes: what follows cannot be read.
+ */
+export function handleClientError(error: Error & { code?: string }, socket: Duplex): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const body = JSON.stringify(problem('invalid_body', clientErrorDetail(error.code)));
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\ncontent-type: ${PROBLEM_CONTENT_TYPE}\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+        `x-request-id: ${randomUUID()}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(error);
 }

@@ -1,8 +1,9 @@
 /**
- * Only the gateway's requests are served: an embeddings request must carry the grant authz
- * signed for it (contract/grant.ts), checked in an onRequest hook, before its body is read, so a
- * caller who reaches the embedder directly, whatever identity headers it forges, costs only its
- * headers. The verified claims ride on the request for the handler and the settlement.
+ * Only the gateway's requests are served: a request to an operation that needs the API key must
+ * carry the grant authz signed for it (contract/grant.ts), checked in an onRequest hook, before
+ * its body is read, so a caller who reaches the embedder directly, whatever identity headers it
+ * forges, costs only its headers. The verified claims ride on the request for the handler and
+ * the settlement.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { verifyGrant, type GrantClaims } from '../../../contract/grant.js';
@@ -16,17 +17,20 @@ declare module 'fastify' {
   }
 }
 
-/** Refuses, on POSTs to `paths`, every request without a valid grant; 401 for none or a forged one, 503 for an expired one. */
+/**
+ * Refuses, on `routes` (`METHOD /url` as Fastify names them), every request without a valid
+ * grant; 401 for none or a forged one, 503 for an expired one.
+ */
 export function requireGrant(
   app: FastifyInstance,
-  paths: readonly string[],
+  routes: readonly string[],
   secret: string,
   retryAfterSeconds: number,
   now: () => number = Date.now,
 ): void {
   app.decorateRequest('grant', null);
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (request.method !== 'POST' || !paths.includes(request.routeOptions.url ?? '')) return;
+    if (!routes.includes(`${request.method} ${request.routeOptions.url ?? ''}`)) return;
     const checked = verifyGrant(request.headers[GRANT_HEADER], secret, now());
     if (checked.ok) {
       request.grant = checked.claims;

@@ -5,6 +5,7 @@
  * the loader also derives what the glue does not: 405 with `allow` for every documented path,
  * and the spec's "Content-Type must contain json" rule for operations with a JSON body.
  */
+import { METHODS } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, HTTPMethods, RouteHandlerMethod } from 'fastify';
 import { openapiDocument } from '../../../openapi/document.js';
 import { inlineRefs } from '../../../openapi/refs.js';
@@ -22,6 +23,8 @@ export interface DocumentedOperation {
   readonly url: string;
   readonly schema: FastifySchema;
   readonly jsonBody: boolean;
+  /** Needs the API key (the document's `security`), so the embedder needs authz's grant for it. */
+  readonly secured: boolean;
 }
 
 type Json = Record<string, any>;
@@ -46,7 +49,15 @@ export function documentedOperations(document: Json = openapiDocument): Document
         };
       }
       const url = path.replace(/\{([^}]+)\}/g, ':$1');
-      operations.push({ operationId: op.operationId, method: method.toUpperCase() as HTTPMethods, url, schema, jsonBody: Boolean(body) });
+      const security = (op.security ?? document.security ?? []) as unknown[];
+      operations.push({
+        operationId: op.operationId,
+        method: method.toUpperCase() as HTTPMethods,
+        url,
+        schema,
+        jsonBody: Boolean(body),
+        secured: security.length > 0,
+      });
     }
   }
   return operations;
@@ -75,6 +86,17 @@ export function registerOperations(app: FastifyInstance, handlers: OperationHand
       url,
       operations.filter((op) => op.url === url).map((op) => op.method),
     );
+  }
+}
+
+/**
+ * Lets every method Node's parser accepts (http.METHODS: PROPFIND, PURGE, …) reach the router;
+ * Fastify routes only its own few, so a served path would answer the others 404 instead of the
+ * spec's 405. CONNECT never reaches a request handler in Node, so it is left out.
+ */
+export function acceptEveryMethod(app: FastifyInstance): void {
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method);
   }
 }
 

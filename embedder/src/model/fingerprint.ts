@@ -24,3 +24,9 @@ export async function modelFingerprint(modelDir: string): Promise<string> {
   for (const name of FINGERPRINTED_FILES) await addFile(hash, join(modelDir, name), name);
   return `sha256:${hash.digest('hex')}`;
 }
+
+/** Unix seconds of the weights' modification time: when the served model was installed (`created` in GET /v1/models). */
+export async function modelInstalledAt(modelDir: string): Promise<number> {
+  const { mtimeMs } = await stat(join(modelDir, 'model.onnx'));
+  return Math.floor(mtimeMs / 1000);
+}

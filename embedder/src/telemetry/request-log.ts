@@ -23,18 +23,22 @@ export function outcomeOf(request: FastifyRequest): RequestOutcome {
   return outcomes.get(request) ?? {};
 }
 
+/** Whether a finished request is left out of the log (a successful probe, say); errors never are. */
+export type QuietRequest = (request: FastifyRequest, reply: FastifyReply) => boolean;
+
 /**
  * Replaces Fastify's request lines (which carry the raw URL) with one line per request at
- * completion, holding only the safe facts above.
+ * completion, holding only the safe facts above; requests `quiet` names get none.
  */
 export class CountsOnlyLogController extends LogController {
-  constructor() {
+  constructor(private readonly quiet: QuietRequest = () => false) {
     super({ requestIdLogLabel: 'requestId' });
   }
 
   override incomingRequest(): void {}
 
   override requestCompleted(error: Error | null, request: FastifyRequest, reply: FastifyReply): void {
+    if (!error && this.quiet(request, reply)) return;
     const line = {
       method: request.method,
       // The matched route template, not the raw URL: a query string could carry anything.

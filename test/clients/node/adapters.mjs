@@ -5,6 +5,18 @@
  */
 const MODEL = 'all-MiniLM-L6-v2-int8';
 
+/** What the OpenAI SDK's models.list() and models.retrieve() give `client` (its class on an error). */
+async function modelsOf(client) {
+  const retrieve = (model) =>
+    client.models.retrieve(model).then(
+      (m) => ({ ...m }),
+      (err) => ({ class: err.constructor.name, status: err.status ?? null }),
+    );
+  const list = [];
+  for await (const model of client.models.list()) list.push({ ...model });
+  return { list, retrieve: await retrieve(MODEL), unknown: await retrieve('no-such-model') };
+}
+
 export const adapters = {
   'openai-node': {
     exports: ['client'],
@@ -15,6 +27,8 @@ export const adapters = {
       ({ client }) =>
       (texts) =>
         client.withOptions({ maxRetries: 0 }).embeddings.create({ model: MODEL, input: texts }),
+    // The same client with another organization's key: its models, and the error of one it may not use.
+    models: ({ client }, key) => modelsOf(client.withOptions({ apiKey: key, maxRetries: 0 })),
   },
   'langchain-node': {
     exports: ['documents', 'queries'],

@@ -60,6 +60,13 @@ const report = {
   query: Array.from(await adapter.query(first.ns, TEXT)),
   ...(await adapter.extra(first.ns, TEXT)),
 };
+if (adapter.models) {
+  // models.list() / models.retrieve(): with the working key, and with one whose organization lacks the model.
+  report.models = {
+    key: await adapter.models(first.ns, process.env.KEY),
+    noModel: await adapter.models(first.ns, process.env.KEY_NOMODEL),
+  };
+}
 const errors = {};
 try {
   await adapter.noRetries(first.ns)([TOO_LONG]);

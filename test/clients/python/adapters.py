@@ -23,6 +23,19 @@ def _in_one_loop(document, query, first=False):
     return {"async": doc[0] if first else doc, "asyncQuery": q}
 
 
+def models_of(client):
+    """What the OpenAI SDK's models.list() and models.retrieve() return to `client` (its class on an error)."""
+    client = client.with_options(max_retries=0)
+
+    def retrieve(model):
+        try:
+            return client.models.retrieve(model).to_dict()
+        except Exception as err:  # noqa: BLE001 - the class is what is reported
+            return {"class": type(err).__name__, "status": getattr(err, "status_code", None)}
+
+    return {"list": [m.to_dict() for m in client.models.list()], "retrieve": retrieve(MODEL), "unknown": retrieve("no-such-model")}
+
+
 def _openai_python():
     def no_retries(ns):
         client = ns["client"].with_options(max_retries=0)
@@ -36,6 +49,8 @@ def _openai_python():
         # would reuse connections of a closed event loop.
         extra=lambda ns, t: {},
         no_retries=no_retries,
+        # The same client with another organization's key: its models, and the error of one it may not use.
+        models=lambda ns, key: models_of(ns["client"].with_options(api_key=key)),
     )
 
 
@@ -148,6 +163,7 @@ def _vectors(adapter):
         extra=lambda ns, t: {k: (as_list(v) if k.startswith("async") else v) for k, v in adapter.extra(ns, t).items()},
         no_retries=adapter.no_retries,
         fork_after_imports=getattr(adapter, "fork_after_imports", True),
+        models=getattr(adapter, "models", None),
     )
 
 

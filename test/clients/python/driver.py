@@ -5,7 +5,7 @@ KEY_NOMODEL (its organization lacks the model), KEY_LIMITED (a low requests-per-
 The snippet reads os.environ["KEY"]; each error case runs it again with another key there, the
 way a user with that key would, and records the exception class the client raised. Prints
 one JSON report: the snippet's printed lines, a document and a query vector of TEXT, and the
-class per status.
+class per status; for the OpenAI SDK also what models.list() and models.retrieve() return.
 """
 import contextlib
 import io
@@ -114,6 +114,12 @@ def main():
     if adapter.fork_after_imports:
         exec("\n".join(line for line in code.splitlines() if line.startswith(("import ", "from "))), {})  # noqa: S102
     report = in_child(lambda: ok_case(adapter, code, key))
+    if adapter.models is not None:
+        # models.list() / models.retrieve(): with the working key, and with one whose organization lacks the model.
+        report["models"] = {
+            name: in_child(lambda k=k: adapter.models(run_snippet(code, key)[0], k))
+            for name, k in (("key", key), ("noModel", os.environ["KEY_NOMODEL"]))
+        }
     report["errors"] = {
         "400": in_child(lambda: bad_request_case(adapter, code, key)),
         "401": in_child(lambda: error_of(adapter, code, os.environ["KEY_BAD"])),

@@ -85,8 +85,8 @@ const main = async () => {
       400: await errorOf(embedWith(env('KEY'), { input: ['ok', ''] })),
       401: await errorOf(embedWith(`CTG_NOTAREALKEYX_${'Q'.repeat(38)}`)),
       403: await errorOf(embedWith(env('KEY_WITHOUT_MODEL'))),
-      // The gateway serves no /v1/models: Envoy's 404.
-      404: await errorOf(() => ok.models.list()),
+      // The gateway serves no /v1/completions: Envoy's 404.
+      404: await errorOf(() => ok.completions.create({ model, prompt: 'x' })),
       // rpm 1: the first call is allowed, the second refused.
       429: await errorOf(embedWith(env('KEY_LIMITED')), 3),
     },

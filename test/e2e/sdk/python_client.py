@@ -66,8 +66,8 @@ def main():
             "400": error_of(embed_with(os.environ["KEY"], input=["ok", ""])),
             "401": error_of(embed_with("CTG_NOTAREALKEYX_" + "Q" * 38)),
             "403": error_of(embed_with(os.environ["KEY_WITHOUT_MODEL"])),
-            # The gateway serves no /v1/models: Envoy's 404.
-            "404": error_of(lambda: ok.models.list()),
+            # The gateway serves no /v1/completions: Envoy's 404.
+            "404": error_of(lambda: ok.completions.create(model=MODEL, prompt="x")),
             # rpm 1: the first call is allowed, the second refused.
             "429": error_of(embed_with(os.environ["KEY_LIMITED"]), 3),
         },

@@ -9,6 +9,7 @@ import type { components } from '../../../../openapi/generated/schema.js';
 import type { EmbeddingEngine, EmbedOutcome, EmbedRequest } from '../../core/engine.js';
 import { API_DIMENSIONS } from '../../../../contract/model-manifest.js';
 import { noteOutcome } from '../../telemetry/request-log.js';
+import { MODEL_NOT_ENABLED_DETAIL } from '../errors.js';
 import { renderEmbeddingResponse, type ResponseHead } from '../response-body.js';
 import { timingHeaders } from '../timing-headers.js';
 import { fingerprintHeaders, truncationHeaders } from '../result-headers.js';
@@ -18,8 +19,6 @@ import { RequestSettlement } from '../../settlement/settlement.js';
 import type { SettlementStore } from '../../settlement/store.js';
 
 type EmbeddingRequest = components['schemas']['EmbeddingRequest'];
-
-const NOT_ENABLED = 'The organization has no access to the requested model, or it does not exist.';
 
 /**
  * Checks what the schema cannot (served and granted model, dimensions, truncation value), in
@@ -36,7 +35,7 @@ function checkRequest(
   if (!truncation.ok) throw new ProblemError(truncation.code, truncation.detail);
   if (body.model !== engine.modelId || grantedModel !== body.model) {
     // The detail never repeats the requested model: it is client text.
-    throw new ProblemError('model_not_enabled', NOT_ENABLED);
+    throw new ProblemError('model_not_enabled', MODEL_NOT_ENABLED_DETAIL);
   }
   // null is the OpenAI SDKs' "not set" (LanceDB sends it); any integer, 1024 included, is refused.
   if (body.dimensions !== undefined && body.dimensions !== null) {
