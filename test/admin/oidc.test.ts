@@ -72,7 +72,7 @@ beforeAll(async () => {
     ops,
     config: { modelId: TEST_MODEL, defaultRpm: 600, defaultTpm: 1000, keyPrefix: 'CTG', keyHashSecret: TEST_SECRET },
     stores: deps,
-    sessionTtlMs: 600_000,
+    sessionLifetimes: { idleMs: 600_000, maxMs: 43_200_000 },
     trustedProxies: [],
     oidc: { issuer, clientId: CLIENT.id, clientSecret: CLIENT.secret, publicUrl: adminUrl },
     logLevel: 'silent',
