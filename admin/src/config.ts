@@ -83,6 +83,14 @@ function readOpen(read: EnvReader, env: Env): OpenConfig {
   };
 }
 
+/**
+ * The folder the CLI was started from: npm runs scripts in the package's folder and says where
+ * it was invoked in INIT_CWD, so a path on `npm run admin`'s command line means what it says.
+ */
+export function invocationDir(env: Env = process.env): string {
+  return env.INIT_CWD || process.cwd();
+}
+
 /** Parses what the CLI needs from `env`. */
 export function loadCliConfig(env: Env = process.env): CliConfig {
   const read = new EnvReader(env);

@@ -97,16 +97,32 @@ describe('audit chain (pure)', () => {
 
   it('refuses a chain re-hashed without the key (it links up), and one signed with another key', async () => {
     const forged = rehashed(chainOf(5), (r) => (r.seq === 3 ? { ...r, actor: 'admin:mallory' } : r));
-    expect(await verify(forged)).toMatchObject({ ok: false, brokenAt: 3, reason: expect.stringMatching(/not signed with the trail's key/) });
+    expect(await verify(forged)).toMatchObject({
+      ok: false,
+      brokenAt: 3,
+      reason: expect.stringMatching(/not signed with the trail's key/),
+    });
     const other = chainOf(3, signerFromSecret('another-secret-0123456789abcdefghijklmn'));
     expect(await verify(other)).toMatchObject({ ok: false, brokenAt: 1 });
   });
 
   it('refuses a chain shorter than a signed checkpoint, or differing from one; and a forged checkpoint', async () => {
     const records = chainOf(5);
-    expect(await verify(records, headOf(records), records.map((r) => checkpointOf(r)))).toMatchObject({ ok: true, checkpoints: 5 });
+    expect(
+      await verify(
+        records,
+        headOf(records),
+        records.map((r) => checkpointOf(r)),
+      ),
+    ).toMatchObject({ ok: true, checkpoints: 5 });
     const older = records.slice(0, 3);
-    expect(await verify(older, headOf(older), records.map((r) => checkpointOf(r)))).toMatchObject({
+    expect(
+      await verify(
+        older,
+        headOf(older),
+        records.map((r) => checkpointOf(r)),
+      ),
+    ).toMatchObject({
       ok: false,
       brokenAt: 4,
       reason: expect.stringMatching(/line 5 signed record 5 .* rolled back/),
@@ -122,7 +138,10 @@ describe('audit chain (pure)', () => {
       reason: expect.stringMatching(/not the one line 4 signed/),
     });
     const forgedLine = { seq: 9, hash: 'a'.repeat(64), sig: 'b'.repeat(86), source: 'line 9' };
-    expect(await verify(records, headOf(records), [forgedLine])).toMatchObject({ ok: false, reason: expect.stringMatching(/line 9 .*forged/) });
+    expect(await verify(records, headOf(records), [forgedLine])).toMatchObject({
+      ok: false,
+      reason: expect.stringMatching(/line 9 .*forged/),
+    });
   });
 
   it('hashes detail keys in a canonical order', () => {
@@ -279,7 +298,11 @@ describe('audit trail in Redis, checkpointed to a file', () => {
     // Without the checkpoint file's evidence, the head's signature still gives it away.
     const lines = readFileSync(anchorFile, 'utf8').split('\n');
     writeFileSync(anchorFile, `${lines[0]}\n${lines[1]}\n`);
-    expect(await deps.audit.verify()).toMatchObject({ ok: false, brokenAt: 3, reason: expect.stringMatching(/not signed with the trail's key/) });
+    expect(await deps.audit.verify()).toMatchObject({
+      ok: false,
+      brokenAt: 3,
+      reason: expect.stringMatching(/not signed with the trail's key/),
+    });
   });
 
   it('detects a deleted record in the middle', async () => {

@@ -49,7 +49,15 @@ beforeAll(async () => {
   const ops = createOperations(deps);
   await ops.createAdmin({ name: 'otto', role: 'operator' }, { actor: 'cli:test', from: 'cli@test' });
   token = (await ops.createAdminToken('otto', { actor: 'cli:test', from: 'cli@test' })).token;
-  app = buildAdminServer({ ops, config, stores: deps, sessionLifetimes: { idleMs: 60_000, maxMs: 43_200_000 }, trustedProxies: [], oidc: null, logLevel: 'silent' });
+  app = buildAdminServer({
+    ops,
+    config,
+    stores: deps,
+    sessionLifetimes: { idleMs: 60_000, maxMs: 43_200_000 },
+    trustedProxies: [],
+    oidc: null,
+    logLevel: 'silent',
+  });
 });
 
 afterAll(async () => {

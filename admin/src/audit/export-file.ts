@@ -61,13 +61,32 @@ export async function* exportLines(
     last = record.seq;
     yield `${JSON.stringify(record)}\n`;
   }
-  const manifest: Manifest = { format: EXPORT_FORMAT, trail, exportedAt, filter, records: count, first, last, head, digest: digest.digest('hex') };
+  const manifest: Manifest = {
+    format: EXPORT_FORMAT,
+    trail,
+    exportedAt,
+    filter,
+    records: count,
+    first,
+    last,
+    head,
+    digest: digest.digest('hex'),
+  };
   yield `${JSON.stringify({ manifest, sig: context.sign(manifestStatement(manifest)) })}\n`;
 }
 
 /** The verdict on an export file. */
 export type ExportVerdict =
-  | { readonly ok: true; readonly file: string; readonly trail: string; readonly exportedAt: string; readonly records: number; readonly head: ChainHead; readonly complete: boolean; readonly extends: number }
+  | {
+      readonly ok: true;
+      readonly file: string;
+      readonly trail: string;
+      readonly exportedAt: string;
+      readonly records: number;
+      readonly head: ChainHead;
+      readonly complete: boolean;
+      readonly extends: number;
+    }
   | { readonly ok: false; readonly file: string; readonly brokenAt: number | null; readonly reason: string };
 
 /**
@@ -84,7 +103,11 @@ export async function verifyExportFile(file: string, keys: readonly KeyObject[],
   return checkFile(file, keys, heads);
 }
 
-async function checkFile(file: string, keys: readonly KeyObject[], earlier: ReadonlyArray<{ head: ChainHead; file: string }>): Promise<ExportVerdict> {
+async function checkFile(
+  file: string,
+  keys: readonly KeyObject[],
+  earlier: ReadonlyArray<{ head: ChainHead; file: string }>,
+): Promise<ExportVerdict> {
   const fail = (reason: string, brokenAt: number | null = null): ExportVerdict => ({ ok: false, file, brokenAt, reason });
   let walk: Walk | null = null;
   let header: Record<string, unknown> | null = null;
@@ -127,7 +150,8 @@ function finish(
   if (
     manifest.trail !== header.trail ||
     manifest.exportedAt !== header.exportedAt ||
-    JSON.stringify(FILTER_FIELDS.map((f) => manifest.filter[f])) !== JSON.stringify(FILTER_FIELDS.map((f) => (header.filter as ExportFilter)?.[f]))
+    JSON.stringify(FILTER_FIELDS.map((f) => manifest.filter[f])) !==
+      JSON.stringify(FILTER_FIELDS.map((f) => (header.filter as ExportFilter)?.[f]))
   )
     return fail('the header does not match the signed manifest');
   if (manifest.records !== walk.count || manifest.first !== walk.first || manifest.last !== walk.last || manifest.digest !== walk.digest())
@@ -136,14 +160,27 @@ function finish(
   if (complete && (walk.first ?? 1) !== 1) return fail(`the export starts at record ${walk.first}, not 1`, 1);
   if (complete && (walk.last ?? 0) !== manifest.head.seq)
     return fail(`the export ends at record ${walk.last ?? 0} but the trail's head was record ${manifest.head.seq}`, (walk.last ?? 0) + 1);
-  if (complete && walk.lastHash !== (manifest.head.seq === 0 ? GENESIS_HASH : manifest.head.hash)) return fail("the last record is not the trail's head", walk.last);
+  if (complete && walk.lastHash !== (manifest.head.seq === 0 ? GENESIS_HASH : manifest.head.hash))
+    return fail("the last record is not the trail's head", walk.last);
   for (const { head, file: path } of earlier) {
     if (!complete) return fail('only an unfiltered export can be checked against earlier exports');
     if (head.seq > manifest.head.seq)
-      return fail(`${path} ended at record ${head.seq} but this export ends at record ${manifest.head.seq}: the trail was cut short or rolled back`, manifest.head.seq + 1);
+      return fail(
+        `${path} ended at record ${head.seq} but this export ends at record ${manifest.head.seq}: the trail was cut short or rolled back`,
+        manifest.head.seq + 1,
+      );
   }
   if (walk.fork) return fail(walk.fork.reason, walk.fork.brokenAt);
-  return { ok: true, file, trail: manifest.trail, exportedAt: manifest.exportedAt, records: walk.count, head: manifest.head, complete, extends: earlier.length };
+  return {
+    ok: true,
+    file,
+    trail: manifest.trail,
+    exportedAt: manifest.exportedAt,
+    records: walk.count,
+    head: manifest.head,
+    complete,
+    extends: earlier.length,
+  };
 }
 
 /** The records seen so far: their digest, their links, and the earlier exports' heads they meet. */
@@ -174,7 +211,10 @@ class Walk {
     if (fault) return fault;
     const claim = this.claims.get(record.seq);
     if (claim && claim.hash !== record.hash && !this.fork)
-      this.fork = { brokenAt: record.seq, reason: `record ${record.seq} is not the one ${claim.file} ended with: the trail was rolled back or replaced` };
+      this.fork = {
+        brokenAt: record.seq,
+        reason: `record ${record.seq} is not the one ${claim.file} ended with: the trail was rolled back or replaced`,
+      };
     this.hash.update(`${record.hash}\n`);
     this.count += 1;
     this.first ??= record.seq;

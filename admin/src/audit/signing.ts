@@ -33,7 +33,9 @@ export function publicKeyPem(key: KeyObject): string {
 
 /** `sha256:<hex>` of the raw public key: what an auditor compares over the telephone. */
 export function fingerprint(key: KeyObject): string {
-  return `sha256:${createHash('sha256').update(key.export({ type: 'spki', format: 'der' })).digest('hex')}`;
+  return `sha256:${createHash('sha256')
+    .update(key.export({ type: 'spki', format: 'der' }))
+    .digest('hex')}`;
 }
 
 /** Reads an Ed25519 public key from PEM text; a fault (thrown) when it is not one. */

@@ -40,7 +40,8 @@ type Broken = { brokenAt: number; reason: string };
 /** Walks `records()` and reports the first fault, or ok; see the module comment. */
 export async function verifyChain(records: Records, expected: Expectation): Promise<Verdict> {
   const claims = groupBySeq(expected.checkpoints);
-  const signed = (c: { seq: number; hash: string; sig: string }) => signedBy(expected.keys, recordStatement(expected.trail, c.seq, c.hash), c.sig);
+  const signed = (c: { seq: number; hash: string; sig: string }) =>
+    signedBy(expected.keys, recordStatement(expected.trail, c.seq, c.hash), c.sig);
   const { head } = expected;
   let previous: ChainHead = { seq: 0, hash: GENESIS_HASH };
   let last: AuditRecord | null = null;
@@ -71,7 +72,8 @@ export async function verifyChain(records: Records, expected: Expectation): Prom
 export function linkFault(record: AuditRecord, previous: ChainHead): Broken | null {
   if (record.seq !== previous.seq + 1)
     return { brokenAt: previous.seq + 1, reason: `record ${previous.seq + 1} is missing (next found is ${record.seq})` };
-  if (record.prevHash !== previous.hash) return { brokenAt: record.seq, reason: `record ${record.seq} does not follow record ${previous.seq}` };
+  if (record.prevHash !== previous.hash)
+    return { brokenAt: record.seq, reason: `record ${record.seq} does not follow record ${previous.seq}` };
   const { hash, sig: _sig, ...unhashed } = record;
   if (hashOf(unhashed) !== hash) return { brokenAt: record.seq, reason: `record ${record.seq} was changed after it was written` };
   return null;

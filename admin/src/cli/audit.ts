@@ -4,7 +4,9 @@
  * auditor's check of an export, offline: no settings, no Redis, no secret), `audit export`,
  * `audit public-key` and `audit list [--limit N]`.
  */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { invocationDir } from '../config.js';
 import { verifyAuditFile } from '../operations/audit-file.js';
 import { AdminError, usageError, type Command, type CommandResult } from './context.js';
 
@@ -24,14 +26,24 @@ export function offlineVerify(args: readonly string[]): (() => Promise<CommandRe
       strict: true,
     });
     if (!values.file) throw usageError('--file <export.jsonl> is required');
-    const verdict = await verifyAuditFile(values.file, values['public-key'] ?? [], values.previous ?? []);
+    const path = (file: string) => resolve(invocationDir(), file);
+    const verdict = await verifyAuditFile(path(values.file), (values['public-key'] ?? []).map(path), (values.previous ?? []).map(path));
     if (!verdict.ok)
-      throw new AdminError('conflict', `audit export ${verdict.file} is broken${verdict.brokenAt === null ? '' : ` at record ${verdict.brokenAt}`}: ${verdict.reason}`);
+      throw new AdminError(
+        'conflict',
+        `audit export ${verdict.file} is broken${verdict.brokenAt === null ? '' : ` at record ${verdict.brokenAt}`}: ${verdict.reason}`,
+      );
     return { ...verdict };
   };
 }
 
-const FILTERS = { actor: { type: 'string' }, action: { type: 'string' }, target: { type: 'string' }, since: { type: 'string' }, until: { type: 'string' } } as const;
+const FILTERS = {
+  actor: { type: 'string' },
+  action: { type: 'string' },
+  target: { type: 'string' },
+  since: { type: 'string' },
+  until: { type: 'string' },
+} as const;
 
 const exportTrail: Command = async (args, { ops, who, write }) => {
   const { values } = parseArgs({ args, options: { ...FILTERS, format: { type: 'string' } }, strict: true });

@@ -50,5 +50,8 @@ export async function cliActor(ops: Operations, token: CliToken | null, place: {
 export async function checkRole(ops: Operations, actor: CliActor, command: string, needed: Role): Promise<void> {
   if (actor.role === null || roleAllows(actor.role, needed)) return;
   await ops.recordRefusal({ ...actor.who, action: 'access.forbidden', target: `cli:${command}`, detail: { needed, role: actor.role } });
-  throw new AdminError('forbidden', `${command} needs the ${needed} role; ${actor.who.actor} is ${actor.role === 'viewer' ? 'a viewer' : `an ${actor.role}`}`);
+  throw new AdminError(
+    'forbidden',
+    `${command} needs the ${needed} role; ${actor.who.actor} is ${actor.role === 'viewer' ? 'a viewer' : `an ${actor.role}`}`,
+  );
 }

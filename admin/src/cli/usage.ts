@@ -20,11 +20,19 @@ const exportUsage: Command = async (args, { ops, who, write }) => {
 };
 
 const billing: Command = async (args, { ops, who, write }) => {
-  const { values } = parseArgs({ args, options: { ...rangeOptions, period: { type: 'string' }, format: { type: 'string' } }, strict: true });
+  const { values } = parseArgs({
+    args,
+    options: { ...rangeOptions, period: { type: 'string' }, format: { type: 'string' } },
+    strict: true,
+  });
   write(await ops.openBillingExport(values, who));
   return null;
 };
 
 /** `usage …`, `usage export …` and `usage billing …`. */
 export const usageCommand: Command = (args, context) =>
-  args[0] === 'export' ? exportUsage(args.slice(1), context) : args[0] === 'billing' ? billing(args.slice(1), context) : totals(args, context);
+  args[0] === 'export'
+    ? exportUsage(args.slice(1), context)
+    : args[0] === 'billing'
+      ? billing(args.slice(1), context)
+      : totals(args, context);

@@ -125,16 +125,27 @@ export async function authenticate(request: FastifyRequest, operationId: string,
   };
   if (!SAFE_METHODS.has(request.method)) {
     if (!sameOrigin(request))
-      await refuse('access.csrf_rejected', { reason: 'origin' }, new AdminHttpError('csrf_rejected', "origin: requests must come from the console's own origin"));
+      await refuse(
+        'access.csrf_rejected',
+        { reason: 'origin' },
+        new AdminHttpError('csrf_rejected', "origin: requests must come from the console's own origin"),
+      );
     const csrf = request.headers['x-csrf-token'];
     if (session && (typeof csrf !== 'string' || !sameSecret(csrf, session.csrfToken)))
-      await refuse('access.csrf_rejected', { reason: 'csrf_token' }, new AdminHttpError('csrf_rejected', "x-csrf-token: missing or not this session's token"));
+      await refuse(
+        'access.csrf_rejected',
+        { reason: 'csrf_token' },
+        new AdminHttpError('csrf_rejected', "x-csrf-token: missing or not this session's token"),
+      );
   }
   if (!roleAllows(admin.role, role))
     await refuse(
       'access.forbidden',
       { needed: role, role: admin.role },
-      new AdminHttpError('admin_forbidden', `this needs the ${role} role; ${admin.name} is ${admin.role === 'viewer' ? 'a viewer' : `an ${admin.role}`}`),
+      new AdminHttpError(
+        'admin_forbidden',
+        `this needs the ${role} role; ${admin.name} is ${admin.role === 'viewer' ? 'a viewer' : `an ${admin.role}`}`,
+      ),
     );
   return { who: { actor, from: request.ip }, admin, session };
 }

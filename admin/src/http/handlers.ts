@@ -84,8 +84,14 @@ export function adminHandlers(deps: HandlerDeps): Readonly<Record<string, AdminH
     startOidc: async (_request, reply) => {
       if (!deps.oidc) throw new AdminHttpError('not_found', 'single sign-on is not configured (OIDC_ISSUER)');
       const started = await deps.oidc.start().catch(() => null);
-      if (!started) return reply.code(302).header('location', '/?sign_in_error=provider_unavailable').header('cache-control', 'no-store').send();
-      return reply.code(302).header('set-cookie', started.cookie).header('location', started.location).header('cache-control', 'no-store').send();
+      if (!started)
+        return reply.code(302).header('location', '/?sign_in_error=provider_unavailable').header('cache-control', 'no-store').send();
+      return reply
+        .code(302)
+        .header('set-cookie', started.cookie)
+        .header('location', started.location)
+        .header('cache-control', 'no-store')
+        .send();
     },
     finishOidc: async (request, reply) => {
       const oidc = deps.oidc;

@@ -166,7 +166,12 @@ export function adminOperations(deps: AdminDeps) {
       if (await deps.admins.findToken(hashed, deps.now())) return 'known';
       const owner = rules.adminName(name);
       if (await deps.admins.wasRevoked(hashed)) {
-        await deps.audit.record({ ...who, action: 'admin.bootstrap.refused', target: `admin:${owner}`, detail: { token: id, reason: 'revoked' } });
+        await deps.audit.record({
+          ...who,
+          action: 'admin.bootstrap.refused',
+          target: `admin:${owner}`,
+          detail: { token: id, reason: 'revoked' },
+        });
         return 'revoked';
       }
       const admin = await deps.admins.get(owner);

@@ -57,10 +57,19 @@ export function billingOperations(deps: AdminDeps) {
     if (period !== 'day' && period !== 'month') throw invalid('period', 'must be day or month');
     const org = query.org === undefined || query.org === '' ? undefined : rules.orgId(query.org);
     const range = rules.range(query.since, query.until);
-    const sums = new Map<string, { org: string; keyId: string; kind: string; model: string; period: string; requests: number; tokens: number }>();
+    const sums = new Map<
+      string,
+      { org: string; keyId: string; kind: string; model: string; period: string; requests: number; tokens: number }
+    >();
     for await (const entry of deps.reports.readUsage({ org, ...range })) {
       const at = new Date(entry.time).toISOString();
-      const row = { org: entry.org, keyId: entry.keyId, kind: kindOf(entry), model: entry.model, period: period === 'day' ? at.slice(0, 10) : at.slice(0, 7) };
+      const row = {
+        org: entry.org,
+        keyId: entry.keyId,
+        kind: kindOf(entry),
+        model: entry.model,
+        period: period === 'day' ? at.slice(0, 10) : at.slice(0, 7),
+      };
       const id = JSON.stringify([row.period, row.org, row.keyId, row.kind, row.model]);
       const sum = sums.get(id) ?? { ...row, requests: 0, tokens: 0 };
       sums.set(id, { ...sum, requests: sum.requests + 1, tokens: sum.tokens + entry.tokens });

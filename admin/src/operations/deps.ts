@@ -63,7 +63,12 @@ export function openAdminDeps(config: OpenConfig, now: () => number = Date.now):
   });
   // The trail is named by its Redis prefix, so test and production trails may share a checkpoint file.
   const trail = config.redisKeyPrefix;
-  const audit = new AuditLog(new AuditStore(connection), trail, signerFromSecret(config.auditSecret), new AuditAnchor(config.auditAnchorFile, trail));
+  const audit = new AuditLog(
+    new AuditStore(connection),
+    trail,
+    signerFromSecret(config.auditSecret),
+    new AuditAnchor(config.auditAnchorFile, trail),
+  );
   const deps: AdminDeps = {
     config,
     orgs: new OrgStore(connection),
