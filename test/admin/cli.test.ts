@@ -133,7 +133,10 @@ describe('admin CLI', () => {
     const ranged = await adminJson('usage', '--org', 'acme', '--since', '2030-01-02T10:00:30Z', '--until', '2030-01-02T23:00:00Z');
     expect(ranged).toMatchObject({ requests: 1, tokens: 20, daily: [{ day: '2030-01-02', requests: 2, tokens: 30 }] });
     // One time format everywhere: a UTC date is its whole day.
-    expect(await adminJson('usage', '--org', 'acme', '--since', '2030-01-02', '--until', '2030-01-02')).toMatchObject({ requests: 2, tokens: 30 });
+    expect(await adminJson('usage', '--org', 'acme', '--since', '2030-01-02', '--until', '2030-01-02')).toMatchObject({
+      requests: 2,
+      tokens: 30,
+    });
     expect(JSON.parse((await admin('usage', '--org', 'acme', '--since', '2030-01-02T10:00', '--json')).stdout).error).toMatch(
       /^since: must be a UTC date \(YYYY-MM-DD\) or an ISO-8601 date-time with a zone/,
     );
@@ -247,7 +250,12 @@ describe('admin CLI', () => {
       tokenFile = ownerFile;
     }
     const { records } = await adminJson('audit', 'list', '--limit', '2');
-    expect(records[0]).toMatchObject({ actor: 'anonymous', action: 'session.fail', target: `admin-token:${vic.id}`, detail: { tokenId: vic.id } });
+    expect(records[0]).toMatchObject({
+      actor: 'anonymous',
+      action: 'session.fail',
+      target: `admin-token:${vic.id}`,
+      detail: { tokenId: vic.id },
+    });
     expect(records[1]).toMatchObject({
       actor: 'admin:vic@hospital.example',
       action: 'access.forbidden',

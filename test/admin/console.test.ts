@@ -17,7 +17,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
 import { waitFor } from '../support/process.js';
 import { redisUrl, repoRoot, startStack, type Stack } from '../support/stack.js';
-import { startAdminServer, type AdminServer } from './admin-server.js';
+import { startAdminServer, targetOf, type AdminServer } from './admin-server.js';
 import { recordUsage } from '../support/settlement.js';
 
 // A string no record may contain: it is the embedded text.
@@ -36,7 +36,7 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   stack = await startStack(join(repoRoot, '.local/models/test'));
-  admin = await startAdminServer(stack);
+  admin = await startAdminServer(targetOf(stack));
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: admin.url });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: admin.url });

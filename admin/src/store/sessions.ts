@@ -63,11 +63,8 @@ export class SessionStore {
     await this.connection.guard(() => redis.del(this.key(id)));
   }
 
-  /**
-   * Counts one refusal for each of `subjects` in its current window; returns the highest count
-   * among them and that window's remaining ms.
-   */
-  async refusal(subjects: readonly string[], windowMs: number): Promise<{ count: number; resetMs: number }> {
+  /** Counts one refusal for each of `subjects` in its current window; each one's count and its window's remaining ms. */
+  async refusal(subjects: readonly string[], windowMs: number): Promise<Array<{ count: number; resetMs: number }>> {
     const { redis } = this.connection;
     const multi = redis.multi();
     for (const subject of subjects) {
@@ -75,12 +72,7 @@ export class SessionStore {
       multi.incr(key).pexpire(key, windowMs, 'NX').pttl(key);
     }
     const replies = ((await this.connection.guard(() => multi.exec())) ?? []) as Array<[unknown, number]>;
-    let best = { count: 0, resetMs: 0 };
-    for (let i = 0; i < replies.length; i += 3) {
-      const count = Number(replies[i]![1]);
-      if (count > best.count) best = { count, resetMs: Math.max(0, Number(replies[i + 2]![1])) };
-    }
-    return best;
+    return subjects.map((_, i) => ({ count: Number(replies[3 * i]![1]), resetMs: Math.max(0, Number(replies[3 * i + 2]![1])) }));
   }
 
   /** Keeps an OpenID Connect sign-in's PKCE verifier, state and nonce until the provider redirects back. */
