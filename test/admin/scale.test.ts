@@ -227,7 +227,7 @@ describe('the audit trail for an auditor', () => {
 
     const csv = await api('GET', '/api/audit/export?format=csv&action=org.');
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
-    expect(csv.headers['content-disposition']).toMatch(/^attachment; filename="audit-all-start-to-\d{8}T\d{6}Z\.csv"$/);
+    expect(csv.headers['content-disposition']).toMatch(/^attachment; filename="audit-action-org.-start-to-\d{8}T\d{6}Z\.csv"$/);
     const lines = csv.body.trim().split('\n');
     expect(lines[0]).toBe('seq,at,actor,action,target,from,detail,prev_hash,hash');
     expect(lines.slice(1).map((line) => line.split(',')[3])).toEqual([
