@@ -732,15 +732,17 @@ describe('admin API: audit trail and exports', () => {
     const [alpha, beta] = [await made('alpha'), await made('beta')];
     const settlement = await testSettlementStore(prefix);
     let n = 0;
-    const use = (keyId: string, tokens: number, offset: number) =>
-      recordTestUsage(settlement, {
+    const use = (keyId: string, tokens: number, offset: number) => {
+      n += 1;
+      return recordTestUsage(settlement, {
         org: 'billed',
         keyId,
         model: TEST_MODEL,
-        requestId: `b${(n += 1)}`,
+        requestId: `b${n}`,
         tokens,
         time: clock + offset * day,
       });
+    };
     await use(beta, 5, 0);
     await use(alpha, 10, 0);
     await use(alpha, 11, -1);

@@ -154,6 +154,15 @@ describe('audit chain (pure)', () => {
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
+/**
+ * A module to preload (node --import) into a child so its clock reads `ms` behind, as a machine
+ * whose clock was set back would: Date.now() and new Date() both.
+ */
+function clockSetBack(ms: number): string {
+  const source = `const R = Date; globalThis.Date = class extends R { constructor(...a) { if (a.length === 0) super(R.now() - ${ms}); else super(...a); } static now() { return R.now() - ${ms}; } };`;
+  return `data:text/javascript,${encodeURIComponent(source)}`;
+}
+
 interface Run {
   readonly code: number;
   readonly stdout: string;
@@ -379,9 +388,7 @@ describe('audit trail in Redis, checkpointed to a file', () => {
   it('the CLI run with its clock 7 days behind files its record after the one before, at Redis time', async () => {
     const before = await deps.audit.record(event(1));
     const week = 7 * 86_400_000;
-    const late = await runCli(['org', 'create', 'late-clock', '--json'], { ...cliEnv, FAKE_CLOCK_OFFSET_MS: String(-week) }, [
-      './test/admin/fake-clock.mjs',
-    ]);
+    const late = await runCli(['org', 'create', 'late-clock', '--json'], cliEnv, [clockSetBack(week)]);
     expect(late.code, late.stderr).toBe(0);
     // The CLI's own clock was a week behind (the organization it made says so)...
     expect(Date.now() - Date.parse(JSON.parse(late.stdout).createdAt)).toBeGreaterThan(week - 60_000);

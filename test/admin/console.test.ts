@@ -11,8 +11,8 @@
  * when the page loses them. Screenshots go to the stack's temp directory, or to docs/ with
  * CONSOLE_SCREENSHOT_DIR=docs (how docs/console-*.png are refreshed).
  */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import axe from 'axe-core';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
@@ -58,7 +58,7 @@ afterAll(async () => {
   await stack?.stop();
 });
 
-const AXE = readFileSync(join(repoRoot, 'node_modules/axe-core/axe.min.js'), 'utf8');
+const AXE = axe.source;
 
 /** axe-core's violations on the page as it is (rule id and the first offending element), WCAG 2.1 A and AA. */
 async function axeViolations(target: Page): Promise<string[]> {

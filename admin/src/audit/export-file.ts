@@ -16,7 +16,7 @@ import { GENESIS_HASH, type AuditRecord, type ChainHead } from './chain.js';
 import { fingerprint, publicKeyPem, signedBy } from './signing.js';
 import { linkFault } from './verify.js';
 
-export const EXPORT_FORMAT = 'ctg-audit-export/1';
+const EXPORT_FORMAT = 'ctg-audit-export/1';
 /** A line longer than this is not one we wrote (bounds what verify reads per line). */
 const MAX_LINE = 1_048_576;
 const FILTER_FIELDS = ['actor', 'action', 'target', 'since', 'until'] as const;
@@ -24,7 +24,7 @@ const FILTER_FIELDS = ['actor', 'action', 'target', 'since', 'until'] as const;
 export type ExportFilter = Readonly<Record<(typeof FILTER_FIELDS)[number], string | null>>;
 
 /** The signed part of an export: what it holds and what the trail's head was. */
-export interface Manifest {
+interface Manifest {
   readonly format: string;
   readonly trail: string;
   readonly exportedAt: string;

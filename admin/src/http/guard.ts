@@ -51,7 +51,7 @@ export function bearerToken(authorization: string | undefined): string | null {
 }
 
 /** 429 for a subject past the refusal limit. */
-export function tooManyAttempts(retryAfterS: number): AdminHttpError {
+function tooManyAttempts(retryAfterS: number): AdminHttpError {
   return new AdminHttpError(
     'too_many_sign_in_attempts',
     `too many refused sign-ins from this address or for this token; a valid token still works; try again in ${retryAfterS} s`,

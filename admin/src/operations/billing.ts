@@ -113,7 +113,7 @@ export function billingOperations(deps: AdminDeps) {
       if (format === 'json') return `${JSON.stringify(report)}\n`;
       const line = (r: BillingRow) =>
         [r.period, r.org, r.orgName, r.keyId, r.keyName, r.kind, r.model, String(r.requests), String(r.tokens)].map(csvField).join(',');
-      return [CSV_COLUMNS.join(','), ...report.rows.map(line)].join('\n') + '\n';
+      return `${[CSV_COLUMNS.join(','), ...report.rows.map(line)].join('\n')}\n`;
     },
   };
 }
