@@ -115,6 +115,9 @@ describe("the auditor's offline check", () => {
     expect(verifyLine).toBe(
       'npm run -s admin -- audit verify --file audit-2031-03.jsonl --public-key audit-public-key.pem --previous audit-2031-02.jsonl',
     );
+    // The front door and the console's page show the same command this test runs.
+    for (const doc of ['README.md', 'docs/console.md'])
+      expect(readFileSync(join(repoRoot, doc), 'utf8'), doc).toContain(`\n${verifyLine}\n`);
     expect((await sh(publish!, adminEnv)).code).toBe(0);
     expect(readFileSync(join(work, 'audit-public-key.pem'), 'utf8')).toBe(ops.auditPublicKey().publicKey);
     // Last month's export, then more work, then this month's, the way the README takes it.
