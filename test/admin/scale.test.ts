@@ -229,7 +229,7 @@ describe('the audit trail for an auditor', () => {
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(csv.headers['content-disposition']).toMatch(/^attachment; filename="audit-action-org.-start-to-\d{8}T\d{6}Z\.csv"$/);
     const lines = csv.body.trim().split('\n');
-    expect(lines[0]).toBe('seq,at,actor,action,target,from,detail,prev_hash,hash');
+    expect(lines[0]).toBe('seq,at,actor,action,target,from,detail,prev_hash,hash,sig');
     expect(lines.slice(1).map((line) => line.split(',')[3])).toEqual([
       'org.create',
       'org.create',
