@@ -19,8 +19,16 @@ import { adminName } from './operations/rules.js';
 
 export { ConfigError } from '../../contract/env.js';
 
-/** What the CLI needs (what operations/deps.ts opens): Redis, the shared access settings, the audit trail's. */
-export type CliConfig = OpenConfig;
+/** The administrator token the CLI acts with, and where it came from. */
+export interface CliToken {
+  readonly token: string;
+  readonly from: 'ADMIN_TOKEN' | 'ADMIN_TOKEN_FILE' | '.local/admin-token';
+}
+
+/** What the CLI needs: what operations/deps.ts opens (Redis, the shared access settings, the audit trail's), and its token. */
+export interface CliConfig extends OpenConfig {
+  readonly cliToken: CliToken | null;
+}
 
 /** Sign-in through an OpenID Connect provider (authorization code flow with PKCE). */
 export interface OidcSettings {
@@ -31,7 +39,7 @@ export interface OidcSettings {
   readonly publicUrl: string;
 }
 
-export interface AdminConfig extends CliConfig {
+export interface AdminConfig extends OpenConfig {
   readonly adminHost: string;
   readonly adminPort: number;
   /**
@@ -42,6 +50,8 @@ export interface AdminConfig extends CliConfig {
   readonly bootstrapName: string;
   /** How long a console session lasts without use. */
   readonly adminSessionTtlMs: number;
+  /** How long a console session lasts at most, used or not (ADMIN_SESSION_MAX_S). */
+  readonly adminSessionMaxMs: number;
   /** Addresses or CIDR ranges whose X-Forwarded-For is believed (ADMIN_TRUSTED_PROXIES). */
   readonly trustedProxies: readonly string[];
   readonly oidc: OidcSettings | null;
@@ -57,7 +67,7 @@ const DEFAULT_SECRET_FILE = '.local/audit-secret';
 const fromRepo = (path: string): string => (isAbsolute(path) ? path : resolve(repoRoot, path));
 
 // Redis, the access settings and the audit trail: what both the CLI and the server read.
-function readCli(read: EnvReader, env: Env): CliConfig {
+function readOpen(read: EnvReader, env: Env): OpenConfig {
   const redis = readRedisSettings(read);
   const access = readAccessSettings(read, repoRoot);
   return {
@@ -73,16 +83,40 @@ function readCli(read: EnvReader, env: Env): CliConfig {
   };
 }
 
+/**
+ * The folder the CLI was started from: npm runs scripts in the package's folder and says where
+ * it was invoked in INIT_CWD, so a path on `npm run admin`'s command line means what it says.
+ */
+export function invocationDir(env: Env = process.env): string {
+  return env.INIT_CWD || process.cwd();
+}
+
 /** Parses what the CLI needs from `env`. */
 export function loadCliConfig(env: Env = process.env): CliConfig {
   const read = new EnvReader(env);
-  return read.finish('admin', readCli(read, env));
+  return read.finish('admin', { ...readOpen(read, env), cliToken: readCliToken(env, read.problems) });
 }
 
-/** Parses the CLI's settings plus the admin listener's from `env`. */
+/**
+ * The token the CLI acts with: ADMIN_TOKEN, else the file ADMIN_TOKEN_FILE, else locally
+ * `.local/admin-token` (the owner token `make console` registers) when it exists.
+ */
+function readCliToken(env: Env, problems: string[]): CliToken | null {
+  if (env.ADMIN_TOKEN) return { token: env.ADMIN_TOKEN.trim(), from: 'ADMIN_TOKEN' };
+  if (env.ADMIN_TOKEN_FILE) {
+    const file = fromRepo(env.ADMIN_TOKEN_FILE);
+    if (existsSync(file)) return { token: readFileSync(file, 'utf8').trim(), from: 'ADMIN_TOKEN_FILE' };
+    problems.push(`ADMIN_TOKEN_FILE: ${file} does not exist (it holds your administrator token)`);
+    return null;
+  }
+  const local = fromRepo('.local/admin-token');
+  return existsSync(local) ? { token: readFileSync(local, 'utf8').trim(), from: '.local/admin-token' } : null;
+}
+
+/** Parses the settings the CLI opens plus the admin listener's from `env`. */
 export function loadAdminConfig(env: Env = process.env): AdminConfig {
   const read = new EnvReader(env);
-  const cli = readCli(read, env);
+  const cli = readOpen(read, env);
   const logLevel = readLogLevel(read);
   const metricsToken = readToken(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot);
   const problems = read.problems;
@@ -92,6 +126,9 @@ export function loadAdminConfig(env: Env = process.env): AdminConfig {
   const ttl = env.ADMIN_SESSION_TTL_S || '28800';
   if (!/^\d{1,6}$/.test(ttl) || Number(ttl) < 60)
     problems.push(`ADMIN_SESSION_TTL_S: must be an integer from 60 to 999999, got ${JSON.stringify(ttl)}`);
+  const max = env.ADMIN_SESSION_MAX_S || '43200';
+  if (!/^\d{1,7}$/.test(max) || Number(max) < 60)
+    problems.push(`ADMIN_SESSION_MAX_S: must be an integer from 60 to 9999999, got ${JSON.stringify(max)}`);
   const bootstrapName = env.ADMIN_BOOTSTRAP_NAME || 'local-owner';
   try {
     adminName(bootstrapName);
@@ -109,6 +146,7 @@ export function loadAdminConfig(env: Env = process.env): AdminConfig {
     adminHost: env.ADMIN_HOST || '127.0.0.1',
     adminPort: Number(port),
     adminSessionTtlMs: Number(ttl) * 1000,
+    adminSessionMaxMs: Number(max) * 1000,
     bootstrapToken: readBootstrapToken(env, problems),
     bootstrapName,
     trustedProxies: readProxies(env, problems),
@@ -123,7 +161,7 @@ export function loadAdminConfig(env: Env = process.env): AdminConfig {
  * the secret file `make up` creates is used, and created here when missing, as `make up` would:
  * a lost secret cannot silently pass, since every record then fails verification.
  */
-function readAuditSettings(env: Env, problems: string[]): Pick<CliConfig, 'auditSecret' | 'auditAnchorFile'> {
+function readAuditSettings(env: Env, problems: string[]): Pick<OpenConfig, 'auditSecret' | 'auditAnchorFile'> {
   const auditAnchorFile = fromRepo(env.AUDIT_ANCHOR_FILE || '.local/audit-anchor.jsonl');
   const direct = env.AUDIT_SECRET;
   if (direct) {

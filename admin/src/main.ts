@@ -25,20 +25,27 @@ async function main(): Promise<void> {
   const { deps, connection } = openAdminDeps(config);
   const ops = createOperations(deps);
   await connection.ready();
-  if (config.bootstrapToken !== null) {
-    await ops.bootstrapOwner(config.bootstrapName, config.bootstrapToken, { actor: `system:${hostname()}`, from: 'ADMIN_TOKEN_FILE' });
-  }
+  const bootstrap =
+    config.bootstrapToken === null
+      ? null
+      : await ops.bootstrapOwner(config.bootstrapName, config.bootstrapToken, { actor: `system:${hostname()}`, from: 'ADMIN_TOKEN_FILE' });
   const app = buildAdminServer({
     ops,
     config,
     stores: deps,
-    sessionTtlMs: config.adminSessionTtlMs,
+    sessionLifetimes: { idleMs: config.adminSessionTtlMs, maxMs: config.adminSessionMaxMs },
     trustedProxies: config.trustedProxies,
     oidc: config.oidc,
     logLevel: config.logLevel,
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
   });
   await app.listen({ host: config.adminHost, port: config.adminPort });
+  if (bootstrap === 'revoked') {
+    app.log.warn(
+      { event: 'bootstrap_token_revoked' },
+      'the token in ADMIN_TOKEN_FILE was revoked and stays revoked; delete the file (make console creates a new one) or sign in with another token',
+    );
+  }
   if ((await deps.admins.count()) === 0 && config.oidc === null) {
     app.log.warn(
       { event: 'no_administrators' },

@@ -68,7 +68,9 @@ export interface paths {
          * Where the provider redirects back; signs in and redirects to the console.
          * @description Redirects to `/` with the session cookie, or to `/?sign_in_error=<reason>` when the
          *     provider's answer is refused or its verified e-mail is not an enabled administrator's name
-         *     (audited as `session.fail`).
+         *     (audited as `session.fail` with the e-mail or subject the provider returned), or
+         *     `too_many_attempts` past the refusal limit. A completed sign-in is never throttled, and
+         *     the browser always lands on the console, never on a JSON page.
          */
         get: operations["finishOidc"];
         put?: never;
@@ -415,6 +417,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/usage/billing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Usage for billing, per UTC day or month, organization, key, kind and model, with names, sorted; audited.
+         * @description One row per period, organization, key, kind (`online` or `batch`; `online` for usage
+         *     recorded before records carried a kind) and model, with the organization's and the key's
+         *     names (empty once deleted), sorted in that order. Counted from the usage stream on each
+         *     record's own time, as `GET /api/orgs/{org}/usage` counts its keys, so the figures match
+         *     it. The file is named `billing-<org|all>-<period>-<since>-to-<until>.<format>`.
+         */
+        get: operations["exportBilling"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/audit": {
         parameters: {
             query?: never;
@@ -439,7 +465,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every matching audit record, oldest first, as CSV or JSON lines (with its hashes, to verify elsewhere); audited. */
+        /**
+         * Every matching audit record, oldest first, as JSON lines an auditor verifies offline, or CSV; audited.
+         * @description JSON lines: a header (`format`, `trail`, `exportedAt`, `filter`, the trail's `publicKey`
+         *     and its `fingerprint`), the records (with `hash` and `sig`), and a last line
+         *     `{"manifest": {…}, "sig": …}` signed with the trail's key: how many records, which seqs,
+         *     the trail's head when exported and a digest of the records' hashes. `npm run admin --
+         *     audit verify --file <export> --public-key <pem>` checks it with nothing else. CSV has
+         *     the same records (columns seq, at, actor, action, target, from, detail, prev_hash, hash,
+         *     sig) for reading.
+         */
         get: operations["exportAudit"];
         put?: never;
         post?: never;
@@ -457,12 +492,35 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Recomputes the keyed chain and checks it against the signed checkpoints outside Redis.
-         * @description `ok` is false at the first changed, missing, re-hashed or unkeyed record, when the chain
-         *     ends before its stored head or before its latest checkpoint (cut short or rolled back), when
-         *     a record differs from its checkpoint, or when a checkpoint line is not signed.
+         * Recomputes the chain as stored and checks its signatures and the signed checkpoints outside Redis.
+         * @description `ok` is false at the first changed, missing or reordered record, at the first record not
+         *     signed with the trail's key (re-hashed by someone without it), when the chain ends before
+         *     its stored head or before its latest checkpoint (cut short or rolled back), when a record
+         *     differs from its checkpoint, or when a checkpoint is not signed.
          */
         get: operations["verifyAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/audit/public-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The trail's Ed25519 public key, published so anyone can check its signatures.
+         * @description What an auditor verifies exports with (`audit verify --file … --public-key …`). Obtain it
+         *     through a channel of your own and compare its fingerprint, rather than trusting the copy
+         *     inside an export. It holds nothing secret, so it needs no sign-in.
+         */
+        get: operations["getAuditPublicKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -517,6 +575,25 @@ export interface components {
             resetsAt: string;
         };
         OrgId: string;
+        /**
+         * @description A UTC date (`2031-03-04`: from its start as `since`, to its end as `until`) or an ISO-8601 date-time with a zone (`2031-03-04T05:06:07Z`). One format for every range.
+         * @example 2031-03-04
+         * @example 2031-03-04T05:06:07Z
+         */
+        TimeBound: string;
+        BillingRow: {
+            /** @description The UTC day (YYYY-MM-DD) or month (YYYY-MM). */
+            period: string;
+            org: components["schemas"]["OrgId"];
+            orgName: string;
+            keyId: string;
+            keyName: string;
+            /** @description `online` or `batch`. */
+            kind: string;
+            model: string;
+            requests: number;
+            tokens: number;
+        };
         /** @description The 12 letters after the key prefix; the key's public identifier. */
         KeyId: string;
         /** @description Per-minute limit override; `null` uses the deployment's default. */
@@ -635,8 +712,12 @@ export interface components {
         };
         AuditRecord: {
             seq: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Redis's clock at the append, never earlier than the record before.
+             */
             at: string;
+            /** @description `admin:<name>` (console, API, CLI), `anonymous` for a refused sign-in, `system:<host>` at start-up, `bootstrap:<os user>` before any administrator exists. */
             actor: string;
             /**
              * @example org.create
@@ -648,13 +729,15 @@ export interface components {
              * @example key:ABCDEFGHIJKL
              */
             target: string;
-            /** @description The client address (trusted proxies resolved), or `cli@<host>`. */
+            /** @description The client address (trusted proxies resolved), or `cli:<os user>@<host>`. */
             from: string;
             /** @description Settings the action changed; identifiers and numbers only. */
             detail: Record<string, never>;
             prevHash: string;
-            /** @description HMAC-SHA-256, keyed by the audit secret (never in Redis), over the canonical record including prevHash. */
+            /** @description SHA-256 over the canonical record, prevHash included: anyone can recompute it. */
             hash: string;
+            /** @description Ed25519 signature (base64url) of the record's trail, seq and hash, by the trail's key (GET /api/audit/public-key). */
+            sig: string;
         };
         ChainHead: {
             seq: number;
@@ -667,7 +750,7 @@ export interface components {
             head: components["schemas"]["ChainHead"];
             /** @description Signed checkpoints of this trail found in `AUDIT_ANCHOR_FILE`. */
             checkpoints?: number;
-            /** @description The first record that does not follow, is not keyed with the audit secret, or differs from its checkpoint (when not ok). */
+            /** @description The first record that does not follow, is not signed with the trail's key, or differs from its checkpoint (when not ok). */
             brokenAt?: number;
             reason?: string;
         };
@@ -717,7 +800,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["AdminProblem"];
             };
         };
-        /** @description `too_many_sign_in_attempts`: too many refused tokens from this address; retry after `retry-after` seconds. */
+        /** @description `too_many_sign_in_attempts`: too many refused tokens from this address or for this token id; retry after `retry-after` seconds (a valid token is never refused). */
         TooManyAttempts: {
             headers: {
                 "retry-after"?: number;
@@ -875,7 +958,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description To the provider; `set-cookie` carries the pending sign-in (10 minutes, used once). */
+            /** @description To the provider; `set-cookie` carries the pending sign-in (10 minutes, used once). When the provider does not answer, to `/?sign_in_error=provider_unavailable`. */
             302: {
                 headers: {
                     [name: string]: unknown;
@@ -883,7 +966,6 @@ export interface operations {
                 content?: never;
             };
             404: components["responses"]["NotFound"];
-            503: components["responses"]["Unavailable"];
         };
     };
     finishOidc: {
@@ -903,7 +985,6 @@ export interface operations {
                 content?: never;
             };
             404: components["responses"]["NotFound"];
-            429: components["responses"]["TooManyAttempts"];
         };
     };
     listAdmins: {
@@ -1385,10 +1466,10 @@ export interface operations {
             query?: {
                 /** @description How many days back, today included (when neither since nor until is given). */
                 days?: number;
-                /** @description First UTC date of a custom range. */
-                since?: string;
-                /** @description Last UTC date of a custom range (default today; at most 366 days in all). */
-                until?: string;
+                /** @description First UTC day of a custom range (a date, or a date-time naming its day). */
+                since?: components["schemas"]["TimeBound"];
+                /** @description Last UTC day of a custom range (default today; at most 366 days in all). */
+                until?: components["schemas"]["TimeBound"];
                 /** @description How many keys to show by name; the rest are summed as `others`. */
                 top?: number;
             };
@@ -1478,10 +1559,10 @@ export interface operations {
             query?: {
                 /** @description How many days back, today included (when neither since nor until is given). */
                 days?: number;
-                /** @description First UTC date of a custom range. */
-                since?: string;
-                /** @description Last UTC date of a custom range (default today; at most 366 days in all). */
-                until?: string;
+                /** @description First UTC day of a custom range (a date, or a date-time naming its day). */
+                since?: components["schemas"]["TimeBound"];
+                /** @description Last UTC day of a custom range (default today; at most 366 days in all). */
+                until?: components["schemas"]["TimeBound"];
             };
             header?: never;
             path?: never;
@@ -1624,8 +1705,8 @@ export interface operations {
             query: {
                 format: "csv" | "jsonl";
                 org?: components["schemas"]["OrgId"];
-                since?: string;
-                until?: string;
+                since?: components["schemas"]["TimeBound"];
+                until?: components["schemas"]["TimeBound"];
             };
             header?: never;
             path?: never;
@@ -1648,6 +1729,45 @@ export interface operations {
             503: components["responses"]["Unavailable"];
         };
     };
+    exportBilling: {
+        parameters: {
+            query?: {
+                format?: "csv" | "json";
+                period?: "day" | "month";
+                org?: components["schemas"]["OrgId"];
+                since?: components["schemas"]["TimeBound"];
+                until?: components["schemas"]["TimeBound"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description CSV columns: period, org, org_name, key_id, key_name, kind, model, requests, tokens; or the same rows as JSON. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                    "application/json": {
+                        org: string | null;
+                        /** Format: date-time */
+                        since: string | null;
+                        /** Format: date-time */
+                        until: string | null;
+                        /** @enum {string} */
+                        period: "day" | "month";
+                        rows: components["schemas"]["BillingRow"][];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
     listAudit: {
         parameters: {
             query?: {
@@ -1660,8 +1780,8 @@ export interface operations {
                 action?: string;
                 /** @description Records whose target contains this. */
                 target?: string;
-                since?: string;
-                until?: string;
+                since?: components["schemas"]["TimeBound"];
+                until?: components["schemas"]["TimeBound"];
             };
             header?: never;
             path?: never;
@@ -1698,8 +1818,8 @@ export interface operations {
                 action?: string;
                 /** @description Records whose target contains this. */
                 target?: string;
-                since?: string;
-                until?: string;
+                since?: components["schemas"]["TimeBound"];
+                until?: components["schemas"]["TimeBound"];
             };
             header?: never;
             path?: never;
@@ -1707,7 +1827,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The records; `content-disposition` names the file after what it holds (`audit-<whose>-<since>-to-<until>.<format>`). */
+            /** @description The records; `content-disposition` names the file after what it holds (`audit-<filters|all>-<since>-to-<until>.<format>`, for example `audit-action-key.-start-to-20310304T050607Z.jsonl`). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1742,6 +1862,33 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             503: components["responses"]["Unavailable"];
+        };
+    };
+    getAuditPublicKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The trail's name (its Redis key prefix) */
+                        trail: string;
+                        /** @description PEM (SPKI). */
+                        publicKey: string;
+                        /** @description `sha256:` and the hex SHA-256 of the DER public key. */
+                        fingerprint: string;
+                    };
+                };
+            };
         };
     };
 }

@@ -40,7 +40,7 @@ const build = (trustedProxies: string[] = []) =>
     ops: createOperations(deps),
     config,
     stores: deps,
-    sessionTtlMs: 3_600_000,
+    sessionLifetimes: { idleMs: 3_600_000, maxMs: 43_200_000 },
     trustedProxies,
     oidc: null,
     logLevel: 'silent',
@@ -105,7 +105,7 @@ async function signIn(
 
 describe('admin API: authentication', () => {
   it('refuses every documented operation without a token or session, before reading the body', async () => {
-    const open = new Set(['createSession', 'signInOptions', 'startOidc', 'finishOidc']);
+    const open = new Set(['createSession', 'signInOptions', 'startOidc', 'finishOidc', 'getAuditPublicKey']);
     const operations = documentedOperations(adminDocument).filter((op) => !open.has(op.operationId));
     expect(operations.length).toBeGreaterThan(16);
     for (const op of operations) {
@@ -126,7 +126,7 @@ describe('admin API: authentication', () => {
 
   it("signs in with an administrator's token: HttpOnly SameSite=Strict cookie naming them; wrong token 401; cross-site sign-in 403", async () => {
     const { setCookie, cookie } = await signIn('bob');
-    expect(setCookie).toMatch(/^ctg_admin=[\w-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=3600$/);
+    expect(setCookie).toMatch(/^ctg_admin=[\w-]{43}; Path=\/; HttpOnly; SameSite=Strict; Max-Age=43200$/);
     const session = await call({ method: 'GET', url: '/api/session', headers: { cookie } });
     expect(session.json()).toMatchObject({
       actor: 'admin:bob',
@@ -196,25 +196,132 @@ describe('admin API: authentication', () => {
     }
   });
 
-  it('throttles refused tokens per address (sign-in and bearer alike), audits each counted failure, and leaves other addresses alone', async () => {
+  it('throttles refused tokens (429 past 10 in 5 minutes, audited with the token id tried) but never refuses a valid token from the same address', async () => {
     const from = '10.66.0.1';
+    const guessed = `ctga_${'ab12'.repeat(3)}_${'x'.repeat(43)}`;
     for (let i = 0; i < 10; i += 1) {
       const attempt =
         i % 2 === 0
-          ? call({ method: 'POST', url: '/api/session', payload: { token: `wrong-${i}` }, remoteAddress: from })
+          ? call({ method: 'POST', url: '/api/session', payload: { token: i === 0 ? guessed : `wrong-${i}` }, remoteAddress: from })
           : call({ method: 'GET', url: '/api/orgs', headers: { authorization: `Bearer wrong-${i}` }, remoteAddress: from });
       expectProblem(await attempt, 401, 'admin_unauthorized');
     }
-    const refused = await call({ method: 'POST', url: '/api/session', payload: { token: TOKEN }, remoteAddress: from });
+    const refused = await call({ method: 'POST', url: '/api/session', payload: { token: 'wrong-again' }, remoteAddress: from });
     expectProblem(refused, 429, 'too_many_sign_in_attempts');
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(200);
-    expectProblem(await call({ method: 'GET', url: '/api/orgs', headers: bearer, remoteAddress: from }), 429, 'too_many_sign_in_attempts');
-    expect((await call({ method: 'GET', url: '/api/orgs', headers: bearer, remoteAddress: '10.66.0.2' })).statusCode).toBe(200);
+    expectProblem(
+      await call({ method: 'GET', url: '/api/orgs', headers: { authorization: 'Bearer wrong-11' }, remoteAddress: from }),
+      429,
+      'too_many_sign_in_attempts',
+    );
+    // The address's valid tokens still work: a sign-in and a bearer call.
+    const signedIn = await call({
+      method: 'POST',
+      url: '/api/session',
+      payload: { token: tokens.bob },
+      remoteAddress: from,
+      headers: { 'sec-fetch-site': 'same-origin' },
+    });
+    expect(signedIn.statusCode, signedIn.body).toBe(200);
+    expect((await call({ method: 'GET', url: '/api/orgs', headers: bearer, remoteAddress: from })).statusCode).toBe(200);
     const { records } = (await call({ method: 'GET', url: '/api/audit?limit=500', headers: bearer })).json();
-    const failures = records.filter((r: { action: string; from: string }) => r.action === 'session.fail' && r.from === from);
-    expect(failures).toHaveLength(10);
-    expect(failures[0]).toMatchObject({ actor: 'anonymous', detail: { reason: 'unknown_token', failures: 10, throttled: true } });
-    expect(JSON.stringify(failures)).not.toContain('wrong-');
+    const refusals = records.filter((r: { action: string; from: string }) => r.action.startsWith('session.') && r.from === from).reverse();
+    expect(refusals.map((r: { action: string }) => r.action)).toEqual([
+      ...Array(10).fill('session.fail'),
+      'session.throttled',
+      'session.create',
+    ]);
+    expect(refusals[0]).toMatchObject({
+      actor: 'anonymous',
+      target: 'admin-token:ab12ab12ab12',
+      detail: { reason: 'unknown_token', tokenId: 'ab12ab12ab12', refusals: 1 },
+    });
+    expect(refusals[10]).toMatchObject({ detail: { refusals: 11, until: expect.any(String) } });
+    expect(JSON.stringify(refusals)).not.toContain('wrong-');
+    expect(JSON.stringify(refusals)).not.toContain('x'.repeat(43));
+  });
+
+  it('names whose token was tried: a wrong secret for a real token id is counted against that token from any address', async () => {
+    const id = tokens.vera!.split('_')[1]!;
+    const wrong = `ctga_${id}_${'y'.repeat(43)}`;
+    for (let i = 0; i < 11; i += 1)
+      await call({ method: 'GET', url: '/api/orgs', headers: { authorization: `Bearer ${wrong}` }, remoteAddress: `10.67.0.${i}` });
+    expectProblem(
+      await call({ method: 'GET', url: '/api/orgs', headers: { authorization: `Bearer ${wrong}` }, remoteAddress: '10.67.1.1' }),
+      429,
+      'too_many_sign_in_attempts',
+    );
+    expect((await call({ method: 'GET', url: '/api/orgs', headers: bearerOf('vera'), remoteAddress: '10.67.1.1' })).statusCode).toBe(200);
+    const { records } = (await call({ method: 'GET', url: `/api/audit?target=admin:vera&limit=20`, headers: bearer })).json();
+    expect(records[0]).toMatchObject({ action: 'session.throttled', target: 'admin:vera', detail: { tokenId: id } });
+  });
+
+  it('records role refusals and CSRF rejections with who, which operation and why; bounded per administrator', async () => {
+    expectProblem(
+      await call({ method: 'POST', url: '/api/orgs', payload: { id: 'by-vera' }, headers: bearerOf('vera') }),
+      403,
+      'admin_forbidden',
+    );
+    const { cookie } = await signIn('bob');
+    expectProblem(
+      await call({ method: 'POST', url: '/api/orgs', payload: { id: 'no-csrf' }, headers: { cookie, 'sec-fetch-site': 'same-origin' } }),
+      403,
+      'csrf_rejected',
+    );
+    expectProblem(
+      await call({
+        method: 'POST',
+        url: '/api/session',
+        payload: { token: TOKEN },
+        headers: { origin: 'https://evil.example' },
+        remoteAddress: '10.68.0.1',
+      }),
+      403,
+      'csrf_rejected',
+    );
+    const { records } = (await call({ method: 'GET', url: '/api/audit?action=access.&limit=3', headers: bearer })).json();
+    expect(records.map((r: Record<string, unknown>) => [r.actor, r.action, r.target, r.detail])).toEqual([
+      ['anonymous', 'access.csrf_rejected', 'api:createSession', { method: 'POST', reason: 'origin', refusals: 1 }],
+      ['admin:bob', 'access.csrf_rejected', 'api:createOrg', { method: 'POST', reason: 'csrf_token', refusals: 1 }],
+      [
+        'admin:vera',
+        'access.forbidden',
+        'api:createOrg',
+        { method: 'POST', needed: 'operator', role: 'viewer', refusals: expect.any(Number) },
+      ],
+    ]);
+    // 40 more refusals from one administrator add 10 + 1 + 2 records (past the tenth, at 16 and 32), not 40.
+    const before = (await call({ method: 'GET', url: '/api/audit?limit=1', headers: bearer })).json().head.seq;
+    for (let i = 0; i < 40; i += 1) await call({ method: 'GET', url: '/api/admins', headers: bearerOf('mallory') });
+    const after = (await call({ method: 'GET', url: '/api/audit?limit=1', headers: bearer })).json().head.seq;
+    expect(after - before).toBe(13);
+  });
+
+  it('ends a session at its absolute lifetime however much it is used; the cookie lives no longer', async () => {
+    const short = buildAdminServer({
+      ops: createOperations(deps),
+      config,
+      stores: deps,
+      sessionLifetimes: { idleMs: 3_600_000, maxMs: 7_200_000 },
+      trustedProxies: [],
+      oidc: null,
+      logLevel: 'silent',
+    });
+    try {
+      const { cookie, setCookie } = await signIn('bob', {}, short);
+      expect(setCookie).toMatch(/Max-Age=7200$/);
+      const start = clock;
+      for (const minutes of [30, 60, 90, 119]) {
+        clock = start + minutes * 60_000;
+        expect((await short.inject({ method: 'GET', url: '/api/session', headers: { cookie } })).statusCode, `${minutes} min`).toBe(200);
+      }
+      clock = start + 120 * 60_000;
+      expectProblem(await short.inject({ method: 'GET', url: '/api/session', headers: { cookie } }), 401, 'admin_unauthorized');
+      clock = start;
+      expectProblem(await short.inject({ method: 'GET', url: '/api/session', headers: { cookie } }), 401, 'admin_unauthorized');
+    } finally {
+      await short.close();
+    }
   });
 
   it('takes the client address from X-Forwarded-For only when the peer is a trusted proxy', async () => {
@@ -427,7 +534,7 @@ describe('admin API: Redis unavailable', () => {
       ops: createOperations(dead.deps),
       config,
       stores: dead.deps,
-      sessionTtlMs: 60_000,
+      sessionLifetimes: { idleMs: 60_000, maxMs: 43_200_000 },
       trustedProxies: [],
       oidc: null,
       logLevel: 'silent',
@@ -613,5 +720,103 @@ describe('admin API: audit trail and exports', () => {
       'usage.export usage',
       'usage.export org:clinic',
     ]);
+  });
+
+  it('exports billing per UTC day and month, per organization and key with their names, sorted, matching the usage API exactly', async () => {
+    clock = Date.now();
+    const day = 86_400_000;
+    const iso = (offset: number) => new Date(clock + offset * day).toISOString().slice(0, 10);
+    await call({ method: 'POST', url: '/api/orgs', payload: { id: 'billed', name: 'Billing, Clinic "North"' }, headers: bearer });
+    const made = async (name: string) =>
+      (await call({ method: 'POST', url: '/api/orgs/billed/keys', payload: { name }, headers: bearer })).json().id as string;
+    const [alpha, beta] = [await made('alpha'), await made('beta')];
+    const settlement = await testSettlementStore(prefix);
+    let n = 0;
+    const use = (keyId: string, tokens: number, offset: number) => {
+      n += 1;
+      return recordTestUsage(settlement, {
+        org: 'billed',
+        keyId,
+        model: TEST_MODEL,
+        requestId: `b${n}`,
+        tokens,
+        time: clock + offset * day,
+      });
+    };
+    await use(beta, 5, 0);
+    await use(alpha, 10, 0);
+    await use(alpha, 11, -1);
+    await use(beta, 7, -2);
+    await use(beta, 8, -2);
+    settlement.close();
+    const q = `org=billed&since=${iso(-2)}&until=${iso(0)}`;
+    const json = (await call({ method: 'GET', url: `/api/usage/billing?format=json&period=day&${q}`, headers: bearer })).json();
+    expect(json.rows.map((r: Record<string, unknown>) => [r.period, r.keyName, r.requests, r.tokens])).toEqual([
+      [iso(-2), 'beta', 2, 15],
+      [iso(-1), 'alpha', 1, 11],
+      [iso(0), alpha < beta ? 'alpha' : 'beta', 1, alpha < beta ? 10 : 5],
+      [iso(0), alpha < beta ? 'beta' : 'alpha', 1, alpha < beta ? 5 : 10],
+    ]);
+    expect(json.rows[0]).toMatchObject({ org: 'billed', orgName: 'Billing, Clinic "North"', kind: 'online', model: TEST_MODEL });
+    // The usage API, asked in the same time format (ISO date-times are accepted there now), says the same.
+    const series = (
+      await call({ method: 'GET', url: `/api/orgs/billed/usage?since=${iso(-2)}T00:00:00Z&until=${iso(0)}T23:59:59Z`, headers: bearer })
+    ).json();
+    for (const point of series.days) {
+      const rows = json.rows.filter((r: { period: string }) => r.period === point.day);
+      expect({
+        requests: rows.reduce((a: number, r: { requests: number }) => a + r.requests, 0),
+        tokens: rows.reduce((a: number, r: { tokens: number }) => a + r.tokens, 0),
+      }).toEqual({
+        requests: point.requests,
+        tokens: point.tokens,
+      });
+    }
+    for (const key of series.keys)
+      for (const point of key.days) {
+        const row = json.rows.find((r: { period: string; keyId: string }) => r.period === point.day && r.keyId === key.keyId);
+        expect({ requests: row?.requests ?? 0, tokens: row?.tokens ?? 0 }).toEqual({ requests: point.requests, tokens: point.tokens });
+      }
+    const csv = await call({ method: 'GET', url: `/api/usage/billing?period=month&${q}`, headers: bearer });
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(csv.headers['content-disposition']).toBe(`attachment; filename="billing-billed-month-${iso(-2)}-to-${iso(0)}.csv"`);
+    const lines = csv.body.trim().split('\n');
+    expect(lines[0]).toBe('period,org,org_name,key_id,key_name,kind,model,requests,tokens');
+    const months = new Map<string, number>();
+    for (const r of json.rows)
+      months.set(`${r.period.slice(0, 7)} ${r.keyName}`, (months.get(`${r.period.slice(0, 7)} ${r.keyName}`) ?? 0) + r.tokens);
+    expect(lines.slice(1).map((line) => line.split(',').slice(0, 3).join(','))).toEqual(
+      lines.slice(1).map(() => expect.stringMatching(/^\d{4}-\d{2},billed,"Billing/)),
+    );
+    expect(
+      lines
+        .slice(1)
+        .map((line) => {
+          const cells = line.split(',');
+          return `${cells[0]} ${cells[5]}:${cells.at(-1)}`;
+        })
+        .sort(),
+    ).toEqual([...months.entries()].map(([k, v]) => `${k}:${v}`).sort());
+    expect(
+      expectProblem(await call({ method: 'GET', url: '/api/usage/billing?period=week', headers: bearer }), 400, 'invalid_body').detail,
+    ).toMatch(/^period: /);
+    const { records } = (await call({ method: 'GET', url: '/api/audit?limit=1', headers: bearer })).json();
+    expect(records[0]).toMatchObject({ action: 'usage.billing', target: 'org:billed', detail: { format: 'csv', period: 'month' } });
+  });
+
+  it('names an audit export for its filter, and publishes the public key without sign-in', async () => {
+    const filtered = await call({ method: 'GET', url: '/api/audit/export?format=jsonl&action=key.&actor=bob', headers: bearer });
+    expect(filtered.headers['content-disposition']).toMatch(
+      /^attachment; filename="audit-action-key.-actor-bob-start-to-\d{8}T\d{6}Z\.jsonl"$/,
+    );
+    const key = await call({ method: 'GET', url: '/api/audit/public-key' });
+    expect(key.statusCode).toBe(200);
+    expect(key.json()).toEqual({
+      trail: prefix,
+      publicKey: expect.stringMatching(/^-----BEGIN PUBLIC KEY-----\n/),
+      fingerprint: expect.stringMatching(/^sha256:/),
+    });
+    const header = JSON.parse(filtered.body.split('\n')[0]!);
+    expect(header).toMatchObject({ publicKey: key.json().publicKey, filter: { action: 'key.', actor: 'bob', target: null } });
   });
 });

@@ -94,7 +94,7 @@ describe('budgets on the real path', () => {
       ops,
       config,
       stores: deps,
-      sessionTtlMs: 60_000,
+      sessionLifetimes: { idleMs: 60_000, maxMs: 43_200_000 },
       trustedProxies: [],
       oidc: null,
       logLevel: 'silent',

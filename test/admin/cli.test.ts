@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,7 +13,8 @@ import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const AUDIT_SECRET = 'admin-cli-tests-audit-secret-0123456789abc';
-const anchorFile = join(mkdtempSync(join(tmpdir(), 'admin-cli-')), 'anchor.jsonl');
+const dir = mkdtempSync(join(tmpdir(), 'admin-cli-'));
+const anchorFile = join(dir, 'anchor.jsonl');
 const prefix = testPrefix();
 let authz: RunningAuthz;
 let now = Date.now();
@@ -24,9 +25,13 @@ interface Run {
   readonly stderr: string;
 }
 
+/** The administrator token file the CLI acts with, once the first owner exists. */
+let tokenFile: string | null = null;
+
 /** Runs the admin CLI as operators do, against this test's Redis prefix and secret. */
 function admin(...args: string[]): Promise<Run> {
   const env = {
+    ...(tokenFile ? { ADMIN_TOKEN_FILE: tokenFile } : {}),
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? '',
     REDIS_URL: TEST_REDIS_URL,
@@ -127,6 +132,20 @@ describe('admin CLI', () => {
     expect(await adminJson('usage', '--org', 'acme')).toMatchObject({ org: 'acme', requests: 2, tokens: 30 });
     const ranged = await adminJson('usage', '--org', 'acme', '--since', '2030-01-02T10:00:30Z', '--until', '2030-01-02T23:00:00Z');
     expect(ranged).toMatchObject({ requests: 1, tokens: 20, daily: [{ day: '2030-01-02', requests: 2, tokens: 30 }] });
+    // One time format everywhere: a UTC date is its whole day.
+    expect(await adminJson('usage', '--org', 'acme', '--since', '2030-01-02', '--until', '2030-01-02')).toMatchObject({
+      requests: 2,
+      tokens: 30,
+    });
+    expect(JSON.parse((await admin('usage', '--org', 'acme', '--since', '2030-01-02T10:00', '--json')).stdout).error).toMatch(
+      /^since: must be a UTC date \(YYYY-MM-DD\) or an ISO-8601 date-time with a zone/,
+    );
+    const billing = await admin('usage', 'billing', '--period', 'month', '--since', '2030-01-01', '--until', '2030-01-31');
+    expect(billing.stdout.trim().split('\n')).toEqual([
+      'period,org,org_name,key_id,key_name,kind,model,requests,tokens',
+      `2030-01,acme,,${keys.acme},test,online,${TEST_MODEL},2,30`,
+      `2030-01,empty,,${keys.empty},test,online,${TEST_MODEL},1,7`,
+    ]);
 
     const jsonl = await admin('usage', 'export', '--org', 'acme', '--format', 'jsonl');
     expect(
@@ -147,7 +166,7 @@ describe('admin CLI', () => {
     ]);
   });
 
-  it('rotates a key with an overlap and audits CLI actions as cli:<os user> from cli@<host>', async () => {
+  it('rotates a key with an overlap; before any administrator exists, the CLI acts as bootstrap:<os user> from cli:<os user>@<host>', async () => {
     const created = await adminJson('key', 'create', '--org', 'acme', '--name', 'rotating');
     const rotated = await adminJson('key', 'rotate', created.id, '--overlap', '120');
     expect(rotated.old).toMatchObject({ id: created.id, status: 'active' });
@@ -158,43 +177,93 @@ describe('admin CLI', () => {
     expect(records[0]).toMatchObject({
       action: 'key.rotate',
       target: `key:${created.id}`,
-      actor: expect.stringMatching(/^cli:.+/),
-      from: expect.stringMatching(/^cli@.+/),
-      detail: { newKey: rotated.new.id, overlapSeconds: 120 },
+      actor: expect.stringMatching(/^bootstrap:.+/),
+      from: expect.stringMatching(/^cli:.+@.+/),
+      detail: { name: 'rotating', newKey: rotated.new.id, overlapSeconds: 120 },
     });
     expect(JSON.stringify(records)).not.toContain(rotated.new.key.split('_')[2]);
     expect(await adminJson('audit', 'verify')).toMatchObject({ ok: true });
   });
 
-  it('makes the first owner and a token for them; the token authenticates; tokens are listed by id and revoked', async () => {
-    expect(await adminJson('admin', 'create', 'root@hospital.example', '--role', 'owner')).toMatchObject({
-      name: 'root@hospital.example',
-      role: 'owner',
-      createdBy: expect.stringMatching(/^cli:/),
-    });
-    const made = await adminJson('admin', 'token', 'create', 'root@hospital.example');
-    expect(made.token).toMatch(new RegExp(`^ctga_${made.id}_`));
+  it('makes the first owner with their first token; from then on the CLI acts only as a named administrator', async () => {
+    expect((await admin('admin', 'create', 'first-viewer', '--role', 'viewer', '--json')).code).toBe(2);
+    const made = await adminJson('admin', 'create', 'root@hospital.example', '--role', 'owner');
+    expect(made).toMatchObject({ name: 'root@hospital.example', role: 'owner', createdBy: expect.stringMatching(/^bootstrap:/) });
+    expect(made.token.token).toMatch(new RegExp(`^ctga_${made.token.id}_`));
+    // An administrator exists: no token, no action.
+    const anonymous = await admin('org', 'list', '--json');
+    expect(anonymous.code).toBe(1);
+    expect(JSON.parse(anonymous.stdout).error).toMatch(/acts as a named administrator: set ADMIN_TOKEN_FILE/);
+    tokenFile = join(dir, 'root-token');
+    writeFileSync(tokenFile, `${made.token.token}\n`, { mode: 0o600 });
     const opened = openAdminDeps({ ...testConfig(prefix), auditSecret: AUDIT_SECRET, auditAnchorFile: anchorFile });
     try {
       await opened.connection.ready();
       const ops = createOperations(opened.deps);
-      expect(await ops.authenticateToken(made.token)).toEqual({ name: 'root@hospital.example', role: 'owner' });
+      expect(await ops.authenticateToken(made.token.token)).toEqual({ name: 'root@hospital.example', role: 'owner' });
       const listed = await admin('admin', 'list', '--json');
-      expect(listed.stdout).toContain(made.id);
-      expect(listed.stdout).not.toContain(made.token);
+      expect(listed.stdout).toContain(made.token.id);
+      expect(listed.stdout).not.toContain(made.token.token);
       expect(await adminJson('admin', 'update', 'root@hospital.example', '--disabled', 'true')).toMatchObject({
         error: expect.stringMatching(/last active owner/),
       });
-      expect(await adminJson('admin', 'token', 'revoke', 'root@hospital.example', made.id)).toEqual({
+      const second = await adminJson('admin', 'token', 'create', 'root@hospital.example');
+      expect(await adminJson('admin', 'token', 'revoke', 'root@hospital.example', second.id)).toEqual({
         admin: 'root@hospital.example',
-        id: made.id,
+        id: second.id,
         revoked: true,
       });
-      expect(await ops.authenticateToken(made.token)).toBeNull();
+      expect(await ops.authenticateToken(second.token)).toBeNull();
     } finally {
       await opened.connection.close();
     }
     expect((await admin('admin', 'create', 'x', '--json')).code).toBe(2);
+  });
+
+  it("names the administrator in every CLI record, a revoked key's name included; checks the role per command; records refusals", async () => {
+    const key = await adminJson('key', 'create', '--org', 'acme', '--name', 'pacs-indexer');
+    await adminJson('key', 'revoke', key.id);
+    const [revoked] = (await adminJson('audit', 'list', '--limit', '1')).records;
+    expect(revoked).toMatchObject({
+      actor: 'admin:root@hospital.example',
+      from: expect.stringMatching(/^cli:.+@.+/),
+      action: 'key.revoke',
+      target: `key:${key.id}`,
+      detail: { org: 'acme', name: 'pacs-indexer' },
+    });
+    // A viewer may read but not change, from the CLI as from the console.
+    await adminJson('admin', 'create', 'vic@hospital.example', '--role', 'viewer');
+    const vic = await adminJson('admin', 'token', 'create', 'vic@hospital.example');
+    const ownerFile = tokenFile;
+    tokenFile = join(dir, 'vic-token');
+    writeFileSync(tokenFile, vic.token);
+    try {
+      expect((await adminJson('org', 'list')).orgs.length).toBeGreaterThan(0);
+      const refused = await admin('org', 'create', 'by-vic', '--json');
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout).error).toBe('org create needs the operator role; admin:vic@hospital.example is a viewer');
+      writeFileSync(tokenFile, `ctga_${vic.id}_${'x'.repeat(43)}`);
+      const wrong = await admin('org', 'list', '--json');
+      expect(wrong.code).toBe(1);
+      expect(JSON.parse(wrong.stdout).error).toMatch(/^ADMIN_TOKEN_FILE: not a valid administrator token/);
+    } finally {
+      tokenFile = ownerFile;
+    }
+    const { records } = await adminJson('audit', 'list', '--limit', '2');
+    expect(records[0]).toMatchObject({
+      actor: 'anonymous',
+      action: 'session.fail',
+      target: `admin-token:${vic.id}`,
+      detail: { tokenId: vic.id },
+    });
+    expect(records[1]).toMatchObject({
+      actor: 'admin:vic@hospital.example',
+      action: 'access.forbidden',
+      target: 'cli:org create',
+      detail: { needed: 'operator', role: 'viewer' },
+    });
+    expect(JSON.stringify(records)).not.toContain('x'.repeat(43));
+    expect(await adminJson('audit', 'verify')).toMatchObject({ ok: true });
   });
 
   it('reports errors as one JSON object with a non-zero exit', async () => {

@@ -37,6 +37,7 @@ describe('loadAdminConfig', () => {
       bootstrapToken: null,
       bootstrapName: 'local-owner',
       adminSessionTtlMs: 28_800_000,
+      adminSessionMaxMs: 43_200_000,
       trustedProxies: [],
       oidc: null,
       auditSecret: AUDIT_SECRET,
@@ -87,6 +88,7 @@ describe('loadAdminConfig', () => {
       ...base,
       ADMIN_PORT: 'http',
       ADMIN_SESSION_TTL_S: '5',
+      ADMIN_SESSION_MAX_S: '12h',
       DEFAULT_RPM: '-1',
       ADMIN_ACTOR_HEADER: 'x-user',
       ADMIN_TRUSTED_PROXIES: '10.0.0.0/40,proxy.local',
@@ -97,6 +99,7 @@ describe('loadAdminConfig', () => {
       'DEFAULT_RPM',
       'ADMIN_PORT',
       'ADMIN_SESSION_TTL_S',
+      'ADMIN_SESSION_MAX_S',
       'ADMIN_BOOTSTRAP_NAME',
       'ADMIN_ACTOR_HEADER',
       'ADMIN_TRUSTED_PROXIES',
@@ -125,5 +128,14 @@ describe('loadAdminConfig', () => {
       auditSecret: AUDIT_SECRET,
     });
     expect(Object.keys(cli)).not.toContain('adminPort');
+  });
+});
+
+describe('loadCliConfig: the token the CLI acts with', () => {
+  it('reads ADMIN_TOKEN, else the file ADMIN_TOKEN_FILE (which must exist); the server reads neither as its own identity', () => {
+    expect(loadCliConfig({ ...base, ADMIN_TOKEN: 'ctga_abc_def' }).cliToken).toEqual({ token: 'ctga_abc_def', from: 'ADMIN_TOKEN' });
+    expect(loadCliConfig({ ...base, ADMIN_TOKEN_FILE: tokenFile }).cliToken).toEqual({ token: 't'.repeat(40), from: 'ADMIN_TOKEN_FILE' });
+    expect(() => loadCliConfig({ ...base, ADMIN_TOKEN_FILE: join(dir, 'missing') })).toThrow(/ADMIN_TOKEN_FILE: .*does not exist/);
+    expect(Object.keys(loadAdminConfig({ ...base, ADMIN_TOKEN: 'x' }))).not.toContain('cliToken');
   });
 });

@@ -12,12 +12,13 @@
  * CONSOLE_SCREENSHOT_DIR=docs (how docs/console-*.png are refreshed).
  */
 import { join } from 'node:path';
+import axe from 'axe-core';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
 import { waitFor } from '../support/process.js';
 import { redisUrl, repoRoot, startStack, type Stack } from '../support/stack.js';
-import { startAdminServer, type AdminServer } from './admin-server.js';
+import { startAdminServer, targetOf, type AdminServer } from './admin-server.js';
 import { recordUsage } from '../support/settlement.js';
 
 // A string no record may contain: it is the embedded text.
@@ -36,7 +37,7 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   stack = await startStack(join(repoRoot, '.local/models/test'));
-  admin = await startAdminServer(stack);
+  admin = await startAdminServer(targetOf(stack));
   browser = await chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--no-sandbox'] });
   const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, baseURL: admin.url });
   await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: admin.url });
@@ -56,6 +57,24 @@ afterAll(async () => {
   await admin?.stop();
   await stack?.stop();
 });
+
+const AXE = axe.source;
+
+/** axe-core's violations on the page as it is (rule id and the first offending element), WCAG 2.1 A and AA. */
+async function axeViolations(target: Page): Promise<string[]> {
+  // Evaluated through the DevTools protocol: the page's Content-Security-Policy does not apply.
+  await target.evaluate(AXE);
+  return target.evaluate(async () => {
+    const { violations } = await (
+      window as unknown as {
+        axe: { run: (o: object) => Promise<{ violations: Array<{ id: string; nodes: Array<{ target: string[] }> }> }> };
+      }
+    ).axe.run({
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] },
+    });
+    return violations.map((v) => `${v.id}: ${v.nodes[0]?.target.join(' ')} (${v.nodes.length})`);
+  });
+}
 
 function embed(key: string) {
   return stack.request({
@@ -295,35 +314,85 @@ describe('management console (headless Chromium)', () => {
     expect((await page.request.get('/api/orgs', { headers: { authorization: `Bearer ${token}` } })).status()).toBe(401);
   });
 
-  it('works at 390 px: no sideways scrolling, Sign out and the key actions reachable', async () => {
+  it('works at 390 px: nothing scrolls sideways, every action and number is on screen, chart text legible, no axe violations', async () => {
     const phone = await browser.newContext({
       viewport: { width: 390, height: 844 },
       baseURL: admin.url,
       storageState: await page.context().storageState(),
     });
     const small = await phone.newPage();
+    // Left and right edges of every match, in page coordinates (what a person sees without scrolling sideways).
+    const edges = (selector: string) =>
+      small.$$eval(selector, (nodes) =>
+        nodes.map((node) => {
+          const box = node.getBoundingClientRect();
+          return {
+            text: (node.getAttribute('data-label') ?? node.textContent ?? '').slice(0, 40),
+            left: box.left,
+            right: box.right,
+            width: box.width,
+          };
+        }),
+      );
+    const onScreen = async (selector: string, at: string) => {
+      const found = await edges(selector);
+      expect(found.length, `${at}: ${selector}`).toBeGreaterThan(0);
+      for (const e of found) {
+        expect(e.width, `${at}: ${selector} ${e.text}`).toBeGreaterThan(0);
+        expect(e.left, `${at}: ${selector} ${e.text}`).toBeGreaterThanOrEqual(0);
+        expect(e.right, `${at}: ${selector} ${e.text}`).toBeLessThanOrEqual(390);
+      }
+    };
     try {
-      for (const hash of ['#/orgs', `#/orgs/${org}`, '#/audit', '#/admins']) {
+      const views: Array<[string, string[]]> = [
+        ['#/orgs', ['#main tbody td[data-label="Tokens"]', '#main tbody td[data-label="Budget this month"]']],
+        [
+          `#/orgs/${org}`,
+          ['#key-table button:text-is("Rotate")', '#key-table button:text-is("Revoke")', '#key-table td[data-label="Last used"]'],
+        ],
+        ['#/audit', ['#main tbody td[data-label="What"]', '#main tbody td[data-label="Detail"]', '#main tbody td[data-label="Hash"]']],
+        ['#/admins', ['#main tbody td.actions button']],
+      ];
+      for (const [hash, selectors] of views) {
+        await small.goto('about:blank');
         await small.goto(`/${hash}`);
         await small.getByRole('heading', { level: 2 }).first().waitFor();
         await small.waitForLoadState('networkidle');
         expect(await small.evaluate(() => document.documentElement.scrollWidth), hash).toBeLessThanOrEqual(390);
-        const signOut = await small.getByRole('button', { name: 'Sign out' }).boundingBox();
-        expect(signOut!.x + signOut!.width, hash).toBeLessThanOrEqual(390);
+        // No table scrolls inside its card either.
+        for (const region of await small.$$eval('.scroll', (nodes) => nodes.map((n) => n.scrollWidth - n.clientWidth)))
+          expect(region, `${hash}: a table scrolls sideways`).toBeLessThanOrEqual(0);
+        for (const selector of selectors) await onScreen(selector, hash);
+        await onScreen('button:text-is("Sign out")', hash);
+        expect(await axeViolations(small), hash).toEqual([]);
+        if (hash === `#/orgs/${org}`) {
+          await small.locator('#key-table tbody tr').first().scrollIntoViewIfNeeded();
+          await small.screenshot({ path: shot('phone'), fullPage: false });
+          // Axis text as rendered: its font size times the SVG's scale on screen.
+          const sizes = await small.$$eval('svg.chart text.axis', (nodes) =>
+            nodes.map((n) => parseFloat(getComputedStyle(n).fontSize) * ((n as SVGGraphicsElement).getScreenCTM()?.a ?? 0)),
+          );
+          expect(sizes.length).toBeGreaterThan(0);
+          expect(Math.min(...sizes)).toBeGreaterThanOrEqual(11);
+        }
       }
-      // A fresh load, so no earlier view re-renders under the locator.
-      await small.goto('about:blank');
-      await small.goto(`/#/orgs/${org}`);
-      await small.getByRole('heading', { name: /^Organization / }).waitFor();
-      await small.waitForLoadState('networkidle');
-      await small.screenshot({ path: shot('phone'), fullPage: false });
-      const rotate = small.getByRole('button', { name: 'Rotate' }).first();
-      await rotate.scrollIntoViewIfNeeded();
-      const box = await rotate.boundingBox();
-      expect(box!.width).toBeGreaterThan(0);
     } finally {
       await phone.close();
     }
+  });
+
+  it('has no axe-core violations on any page at desk width; chart text is legible there too', async () => {
+    for (const hash of ['#/orgs', `#/orgs/${org}`, '#/audit', '#/admins']) {
+      await page.goto('about:blank');
+      await page.goto(`/${hash}`);
+      await page.getByRole('heading', { level: 2 }).first().waitFor();
+      await page.waitForLoadState('networkidle');
+      expect(await axeViolations(page), hash).toEqual([]);
+    }
+    const sizes = await page.$$eval('svg.chart text.axis', (nodes) =>
+      nodes.map((n) => parseFloat(getComputedStyle(n).fontSize) * ((n as SVGGraphicsElement).getScreenCTM()?.a ?? 0)),
+    );
+    expect(Math.min(...sizes)).toBeGreaterThanOrEqual(11);
   });
 
   it('shows the audit trail filtered, paged and exported, and verifies its keyed chain; nothing carries the text', async () => {
@@ -351,7 +420,7 @@ describe('management console (headless Chromium)', () => {
     await page.locator('button:disabled', { hasText: 'Newer records' }).waitFor();
     await page.screenshot({ path: shot('audit') });
     const exported = await page.request.get((await page.getByRole('link', { name: 'Export CSV' }).getAttribute('href')) as string);
-    expect(exported.headers()['content-disposition']).toMatch(/^attachment; filename="audit-all-start-to-\d{8}T\d{6}Z\.csv"$/);
+    expect(exported.headers()['content-disposition']).toMatch(/^attachment; filename="audit-action-key.-start-to-\d{8}T\d{6}Z\.csv"$/);
     expect(
       (await exported.text())
         .split('\n')

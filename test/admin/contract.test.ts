@@ -40,7 +40,7 @@ describe('admin OpenAPI contract', () => {
     expect(() => adminProblem('nope' as never)).toThrow(/not in the admin catalogue/);
   });
 
-  it('every operation has an operationId, and only signing in is unauthenticated', () => {
+  it('every operation has an operationId, and only signing in and the audit public key are unauthenticated', () => {
     const operations = documentedOperations(adminDocument);
     expect(operations.every((op) => /^[a-z][A-Za-z]+$/.test(op.operationId))).toBe(true);
     expect(
@@ -48,7 +48,7 @@ describe('admin OpenAPI contract', () => {
         .filter((op) => !op.authenticated)
         .map((op) => op.operationId)
         .sort(),
-    ).toEqual(['createSession', 'finishOidc', 'signInOptions', 'startOidc']);
+    ).toEqual(['createSession', 'finishOidc', 'getAuditPublicKey', 'signInOptions', 'startOidc']);
   });
 
   it('every change needs at least an operator, administrators need an owner, reads need a viewer', () => {

@@ -72,7 +72,7 @@ beforeAll(async () => {
     ops,
     config: { modelId: TEST_MODEL, defaultRpm: 600, defaultTpm: 1000, keyPrefix: 'CTG', keyHashSecret: TEST_SECRET },
     stores: deps,
-    sessionTtlMs: 600_000,
+    sessionLifetimes: { idleMs: 600_000, maxMs: 43_200_000 },
     trustedProxies: [],
     oidc: { issuer, clientId: CLIENT.id, clientSecret: CLIENT.secret, publicUrl: adminUrl },
     logLevel: 'silent',
@@ -185,7 +185,14 @@ describe('single sign-on through OpenID Connect', () => {
       expect(landed.searchParams.get('sign_in_error')).toBe(reason);
       expect((await sessionOf(walker)).status).toBe(401);
       const [last] = (await ops.auditRecent(1)).records;
-      expect(last).toMatchObject({ actor: 'anonymous', action: 'session.fail', detail: { reason: `oidc_${reason}` } });
+      // With the identity the provider answered with: who tried.
+      const identity = login.replace(/^unverified:/, '').toLowerCase();
+      expect(last).toMatchObject({
+        actor: 'anonymous',
+        action: 'session.fail',
+        target: `oidc:${identity}`,
+        detail: { reason: `oidc_${reason}`, identity },
+      });
     }
   });
 
@@ -196,5 +203,41 @@ describe('single sign-on through OpenID Connect', () => {
     const again = await fetch(callback, { redirect: 'manual' });
     expect(again.status).toBe(302);
     expect(again.headers.get('location')).toBe('/?sign_in_error=no_pending_sign_in');
+  });
+
+  it('never locks out a completed sign-in: past the refusal limit for its address, the administrator still signs in; refusals land on the console, never on a JSON page', async () => {
+    // The refusals above came from this address too: 11 more put it past the limit whatever they were.
+    const statuses: number[] = [];
+    for (let i = 0; i < 11; i += 1)
+      statuses.push((await fetch(`${adminUrl}/api/orgs`, { headers: { authorization: `Bearer wrong-${i}` } })).status);
+    expect(statuses.at(-1)).toBe(429);
+    const walker = new Walker();
+    const landed = await walker.walk(`${adminUrl}/api/oidc/start`, 'dana@hospital.example');
+    expect(landed.search).toBe('');
+    expect((await sessionOf(walker)).status).toBe(200);
+    const stranger = await new Walker().walk(`${adminUrl}/api/oidc/start`, 'mallory@elsewhere.example');
+    expect(stranger.searchParams.get('sign_in_error')).toBe('too_many_attempts');
+    // Recorded once the address passed the limit, not once per attempt after that.
+    const { records } = await ops.auditRecent(30);
+    expect(records.filter((r) => r.action === 'session.throttled' && r.from === '127.0.0.1')).toHaveLength(1);
+  });
+
+  it('redirects to the console, not a JSON error, when the provider does not answer', async () => {
+    const offline = buildAdminServer({
+      ops,
+      config: { modelId: TEST_MODEL, defaultRpm: 600, defaultTpm: 1000, keyPrefix: 'CTG', keyHashSecret: TEST_SECRET },
+      stores: deps,
+      sessionLifetimes: { idleMs: 600_000, maxMs: 43_200_000 },
+      trustedProxies: [],
+      oidc: { issuer: 'http://127.0.0.1:1', clientId: CLIENT.id, clientSecret: CLIENT.secret, publicUrl: adminUrl },
+      logLevel: 'silent',
+    });
+    try {
+      const started = await offline.inject({ method: 'GET', url: '/api/oidc/start' });
+      expect(started.statusCode).toBe(302);
+      expect(started.headers.location).toBe('/?sign_in_error=provider_unavailable');
+    } finally {
+      await offline.close();
+    }
   });
 });

@@ -49,7 +49,15 @@ beforeAll(async () => {
   const ops = createOperations(deps);
   await ops.createAdmin({ name: 'otto', role: 'operator' }, { actor: 'cli:test', from: 'cli@test' });
   token = (await ops.createAdminToken('otto', { actor: 'cli:test', from: 'cli@test' })).token;
-  app = buildAdminServer({ ops, config, stores: deps, sessionTtlMs: 60_000, trustedProxies: [], oidc: null, logLevel: 'silent' });
+  app = buildAdminServer({
+    ops,
+    config,
+    stores: deps,
+    sessionLifetimes: { idleMs: 60_000, maxMs: 43_200_000 },
+    trustedProxies: [],
+    oidc: null,
+    logLevel: 'silent',
+  });
 });
 
 afterAll(async () => {
@@ -219,9 +227,9 @@ describe('the audit trail for an auditor', () => {
 
     const csv = await api('GET', '/api/audit/export?format=csv&action=org.');
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
-    expect(csv.headers['content-disposition']).toMatch(/^attachment; filename="audit-all-start-to-\d{8}T\d{6}Z\.csv"$/);
+    expect(csv.headers['content-disposition']).toMatch(/^attachment; filename="audit-action-org.-start-to-\d{8}T\d{6}Z\.csv"$/);
     const lines = csv.body.trim().split('\n');
-    expect(lines[0]).toBe('seq,at,actor,action,target,from,detail,prev_hash,hash');
+    expect(lines[0]).toBe('seq,at,actor,action,target,from,detail,prev_hash,hash,sig');
     expect(lines.slice(1).map((line) => line.split(',')[3])).toEqual([
       'org.create',
       'org.create',

@@ -1,22 +1,16 @@
 /**
  * Writing and checking the audit trail: every admin operation calls `record` after its change
- * is stored. A record is chained with the audit secret's key, appended to Redis, then
- * checkpointed outside Redis (anchor.ts). A record that cannot be written or
- * checkpointed fails the operation's reply (the change itself is already made), so an operator
- * is never told "done" for an unaudited action.
+ * is stored. A record is timed by Redis's clock (never earlier than the head's), chained,
+ * signed with the trail's key, appended to Redis, then checkpointed outside Redis (anchor.ts).
+ * A record that cannot be written or checkpointed fails the operation's reply (the change itself
+ * is already made), so an operator is never told "done" for an unaudited action.
  */
+import type { KeyObject } from 'node:crypto';
 import type { AuditStore } from '../store/audit.js';
 import type { AuditAnchor } from './anchor.js';
-import {
-  chain,
-  GENESIS_HASH,
-  verifyChain,
-  type AuditEvent,
-  type AuditKeys,
-  type AuditRecord,
-  type ChainHead,
-  type Verdict,
-} from './chain.js';
+import { chain, GENESIS_HASH, recordStatement, type AuditEvent, type AuditRecord, type ChainHead } from './chain.js';
+import type { AuditSigner } from './signing.js';
+import { verifyChain, type Verdict } from './verify.js';
 
 // Appends from this process are queued one after another, so attempts only race other
 // processes (the CLI beside the admin server); each lost race means another append landed.
@@ -34,6 +28,7 @@ function encode(record: AuditRecord): Record<string, string> {
     detail: JSON.stringify(record.detail),
     prev_hash: record.prevHash,
     hash: record.hash,
+    sig: record.sig,
   };
 }
 
@@ -55,18 +50,32 @@ function decode(fields: Readonly<Record<string, string>>): AuditRecord {
     detail,
     prevHash: fields.prev_hash ?? '',
     hash: fields.hash ?? '',
+    sig: fields.sig ?? '',
   };
 }
 
 export class AuditLog {
   private queue: Promise<unknown> = Promise.resolve();
 
+  /**
+   * @param trail the trail's name (the Redis key prefix), signed into every record
+   */
   constructor(
     private readonly store: AuditStore,
-    private readonly now: () => number,
-    private readonly keys: AuditKeys,
+    readonly trail: string,
+    private readonly signer: AuditSigner,
     private readonly anchor: AuditAnchor,
   ) {}
+
+  /** The public key that verifies this trail's signatures. */
+  get publicKey(): KeyObject {
+    return this.signer.publicKey;
+  }
+
+  /** Signs `statement` with the trail's key (an export's manifest). */
+  sign(statement: Buffer): string {
+    return this.signer.sign(statement);
+  }
 
   /** Chains and appends one event (after this process's earlier ones); returns the stored record. */
   record(event: AuditEvent): Promise<AuditRecord> {
@@ -77,9 +86,14 @@ export class AuditLog {
 
   private async append(event: AuditEvent): Promise<AuditRecord> {
     for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt += 1) {
-      const head = await this.head();
-      const record = chain(event, head, this.now(), this.keys.chain);
-      if (await this.store.append(head.seq, record.seq, record.hash, encode(record))) {
+      const { head, now } = await this.store.headAndTime();
+      const after = head ?? { seq: 0, hash: GENESIS_HASH, atMs: 0 };
+      // Redis's clock, and never before the record this one follows.
+      const atMs = Math.max(now, after.atMs);
+      const chained = chain(event, after, atMs);
+      const record: AuditRecord = { ...chained, sig: this.signer.sign(recordStatement(this.trail, chained.seq, chained.hash)) };
+      const result = await this.store.append(after.seq, { seq: record.seq, hash: record.hash, atMs, sig: record.sig }, encode(record));
+      if (result === 'appended') {
         await this.anchor.checkpoint(record);
         return record;
       }
@@ -89,7 +103,8 @@ export class AuditLog {
 
   /** The head as stored (seq 0 and the genesis hash before the first record). */
   async head(): Promise<ChainHead> {
-    return (await this.store.head()) ?? { seq: 0, hash: GENESIS_HASH };
+    const { head } = await this.store.headAndTime();
+    return head ? { seq: head.seq, hash: head.hash } : { seq: 0, hash: GENESIS_HASH };
   }
 
   /** Every record, newest first (streamed). */
@@ -115,22 +130,18 @@ export class AuditLog {
   async verify(): Promise<Verdict> {
     const anchored = await this.anchor.read();
     const head = await this.head();
-    if (!anchored.ok) return { ok: false, records: 0, head, checkpoints: 0, brokenAt: anchored.brokenAt, reason: anchored.reason };
-    if (head.seq > 0 && anchored.anchors.latest === 0) {
-      return {
-        ok: false,
-        records: 0,
-        head,
-        checkpoints: 0,
-        brokenAt: 1,
-        reason:
-          'the checkpoint file holds no checkpoint of this trail, so a rollback cannot be ruled out (is AUDIT_ANCHOR_FILE the file the admin processes write?)',
-      };
-    }
-    const store = this.store;
-    async function* records(): AsyncGenerator<AuditRecord> {
-      for await (const fields of store.readAll()) yield decode(fields);
-    }
-    return verifyChain(records(), head, this.keys.chain, anchored.anchors);
+    const broken = (reason: string, brokenAt: number): Verdict => ({ ok: false, records: 0, head, checkpoints: 0, brokenAt, reason });
+    if (!anchored.ok) return broken(anchored.reason, 0);
+    if (head.seq > 0 && anchored.checkpoints.length === 0)
+      return broken(
+        'the checkpoint file holds no checkpoint of this trail, so a rollback cannot be ruled out (is AUDIT_ANCHOR_FILE the file the admin processes write?)',
+        1,
+      );
+    return verifyChain(() => this.oldestFirst(), {
+      trail: this.trail,
+      keys: [this.signer.publicKey],
+      head,
+      checkpoints: anchored.checkpoints,
+    });
   }
 }

@@ -1,16 +1,20 @@
 /**
  * `admin create|update|list` and `admin token create|revoke`: named administrators and their
- * tokens, through the admin core. Whoever runs the CLI already holds Redis and the secrets, so
- * this is also how the first owner of a deployment is made (`admin create <name> --role owner`,
- * then `admin token create <name>`).
+ * tokens, through the admin core. While no administrator exists, this is how the first owner of
+ * a deployment is made: `admin create <name> --role owner` also prints their first token, which
+ * the CLI then acts with (ADMIN_TOKEN_FILE).
  */
 import { parseArgs } from 'node:util';
 import { usageError, type Command } from './context.js';
 
-const create: Command = async (args, { ops, who }) => {
+const create: Command = async (args, { ops, who, bootstrap }) => {
   const { values, positionals } = parseArgs({ args, options: { role: { type: 'string' } }, allowPositionals: true, strict: true });
   if (values.role === undefined) throw usageError('--role viewer|operator|owner is required');
-  return { ...(await ops.createAdmin({ name: positionals[0], role: values.role }, who)) };
+  if (bootstrap && values.role !== 'owner') throw usageError('no administrator exists yet: the first one must be an owner (--role owner)');
+  const made = await ops.createAdmin({ name: positionals[0], role: values.role }, who);
+  // The first owner, made while no administrator existed, gets the token the CLI then acts with.
+  if (bootstrap && made.role === 'owner') return { ...made, token: await ops.createAdminToken(made.name, who) };
+  return { ...made };
 };
 
 const update: Command = async (args, { ops, who }) => {

@@ -10,10 +10,14 @@ export { AdminError } from '../operations/errors.js';
 
 interface AdminContext {
   readonly ops: Operations;
-  /** The CLI's identity in the audit trail: `cli:<os user>` from `cli@<host>`. */
+  /** The CLI's identity in the audit trail: `admin:<name>` (or `bootstrap:<os user>`) from `cli:<os user>@<host>`. */
   readonly who: Who;
-  /** Where streaming output (usage export) goes. */
+  /** True while no administrator exists (cli/identity.ts). */
+  readonly bootstrap: boolean;
+  /** Where streaming output (exports) goes. */
   readonly write: (text: string) => void;
+  /** True with --json: exactly one JSON object is printed. */
+  readonly json: boolean;
 }
 
 /** Result of a command: one JSON object, or null when the command streamed its own output. */

@@ -1,15 +1,19 @@
 /**
  * The admin CLI: `npm run admin -- <command> [--json]`. With `--json`, exactly one JSON object
  * goes to stdout (the result, or `{"error": …}`); without it, the same fields as readable lines.
- * Every command calls the operations (operations/operations.ts), as the console does; changes
- * are audited as `cli:<os user>` from `cli@<host>`. `--help` prints the usage and exits 0.
+ * Every command calls the operations (operations/operations.ts), as the console does, as the
+ * administrator whose token the CLI holds (identity.ts), with that administrator's role checked
+ * per command; changes are audited as `admin:<name>` from `cli:<os user>@<host>`. `--help`
+ * prints the usage and `audit verify --file` checks an export, both without settings or Redis.
  */
 import { hostname, userInfo } from 'node:os';
 import { ConfigError, loadCliConfig } from '../config.js';
 import type { Connection } from '../store/connection.js';
 import { adminCommands } from './administrators.js';
-import { auditCommands } from './audit.js';
+import { auditCommands, offlineVerify } from './audit.js';
 import type { Command, CommandResult } from './context.js';
+import { checkRole, cliActor } from './identity.js';
+import type { Role } from '../operations/rules.js';
 import { openAdminDeps } from '../operations/deps.js';
 import { AdminError } from '../operations/errors.js';
 import { keyCommands } from './keys.js';
@@ -27,11 +31,36 @@ const USAGE = `usage: npm run admin -- <org|key|usage|audit|admin> … [--json] 
   key rotate <id> [--overlap SECONDS (default 3600)]
   key revoke <id> | key list --org <org>
   usage --org <org> [--since ISO] [--until ISO]
-  usage export [--org <org>] [--since ISO] [--until ISO] --format jsonl|csv
-  audit verify | audit list [--limit N]
+  usage export [--org <org>] [--since T] [--until T] --format jsonl|csv   (one line per request)
+  usage billing [--org <org>] [--since T] [--until T] [--period day|month] [--format csv|json]
+  audit verify                                       (the trail in Redis and the checkpoint file)
+  audit verify --file <export.jsonl> --public-key <pem> [--previous <earlier export.jsonl>]…   (offline)
+  audit export [--format jsonl|csv] [--actor s] [--action s] [--target s] [--since T] [--until T]
+  audit public-key | audit list [--limit N]
   admin create <name> --role viewer|operator|owner | admin list
   admin update <name> [--role …] [--disabled true|false]
-  admin token create <name> | admin token revoke <name> <id>`;
+  admin token create <name> | admin token revoke <name> <id>
+T: a UTC date (YYYY-MM-DD) or an ISO-8601 date-time. The CLI acts as the administrator whose
+token is in ADMIN_TOKEN_FILE (or ADMIN_TOKEN; locally .local/admin-token); with no administrator
+yet, \`admin create <you> --role owner\` makes the first and prints their token.`;
+
+/** The least role each command needs, as x-required-role does for the admin API (viewer when absent). */
+const ROLES: Readonly<Record<string, Role>> = {
+  'org create': 'operator',
+  'org update': 'operator',
+  'org budget': 'operator',
+  'org disable': 'operator',
+  'org enable': 'operator',
+  'org delete': 'operator',
+  'key create': 'operator',
+  'key update': 'operator',
+  'key rotate': 'operator',
+  'key revoke': 'operator',
+  'admin create': 'owner',
+  'admin update': 'owner',
+  'admin list': 'owner',
+  'admin token': 'owner',
+};
 
 const GROUPS: Readonly<Record<string, Readonly<Record<string, Command>>>> = {
   org: orgCommands,
@@ -40,12 +69,14 @@ const GROUPS: Readonly<Record<string, Readonly<Record<string, Command>>>> = {
   admin: adminCommands,
 };
 
-function resolve(args: string[]): { command: Command; rest: string[] } {
+function resolve(args: string[]): { command: Command; rest: string[]; name: string } {
   const [group, name, ...rest] = args;
-  if (group === 'usage') return { command: usageCommand, rest: args.slice(1) };
+  if (group === 'usage') return { command: usageCommand, rest: args.slice(1), name: 'usage' };
   const command = group && name ? GROUPS[group]?.[name] : undefined;
   if (!command) throw new AdminError('invalid', USAGE);
-  return { command, rest };
+  // `org budget <org>` without --tokens only reads.
+  const reads = group === 'org' && name === 'budget' && !rest.includes('--tokens');
+  return { command, rest, name: reads ? 'org show' : `${group} ${name}` };
 }
 
 function human(result: Record<string, unknown>): string {
@@ -73,15 +104,25 @@ async function run(argv: string[]): Promise<number> {
     return code;
   };
   let connection: Connection | undefined;
+  const write = (text: string): void => void process.stdout.write(text);
+  const print = (result: CommandResult): void => {
+    if (result) write(`${json ? JSON.stringify(result) : human(result)}\n`);
+  };
   try {
-    const { command, rest } = resolve(args);
-    const opened = openAdminDeps(loadCliConfig());
+    const offline = args[0] === 'audit' && args[1] === 'verify' ? offlineVerify(args.slice(2)) : null;
+    if (offline) {
+      print(await offline());
+      return 0;
+    }
+    const { command, rest, name } = resolve(args);
+    const config = loadCliConfig();
+    const opened = openAdminDeps(config);
     connection = opened.connection;
     await connection.ready();
-    const who = { actor: `cli:${userInfo().username}`, from: `cli@${hostname()}` };
-    const write = (text: string): void => void process.stdout.write(text);
-    const result: CommandResult = await command(rest, { ops: createOperations(opened.deps), who, write });
-    if (result) process.stdout.write(`${json ? JSON.stringify(result) : human(result)}\n`);
+    const ops = createOperations(opened.deps);
+    const actor = await cliActor(ops, config.cliToken, { user: userInfo().username, host: hostname() });
+    await checkRole(ops, actor, name, ROLES[name] ?? 'viewer');
+    print(await command(rest, { ops, who: actor.who, bootstrap: actor.role === null, write, json }));
     return 0;
   } catch (error) {
     if (error instanceof AdminError) return fail(error.message, error.exitCode);

@@ -1,6 +1,7 @@
 /**
- * `usage` (totals for one organization over a time range) and `usage export` (every recorded
- * request as JSON lines or CSV), through the admin core. Records hold identifiers and counts only.
+ * `usage` (totals for one organization over a time range), `usage export` (every recorded
+ * request as JSON lines or CSV) and `usage billing` (per period, organization, key and kind, with
+ * names: for a finance office), through the admin core. Identifiers, names and counts only.
  */
 import { parseArgs } from 'node:util';
 import type { Command } from './context.js';
@@ -18,6 +19,20 @@ const exportUsage: Command = async (args, { ops, who, write }) => {
   return null;
 };
 
-/** `usage …` and `usage export …`. */
+const billing: Command = async (args, { ops, who, write }) => {
+  const { values } = parseArgs({
+    args,
+    options: { ...rangeOptions, period: { type: 'string' }, format: { type: 'string' } },
+    strict: true,
+  });
+  write(await ops.openBillingExport(values, who));
+  return null;
+};
+
+/** `usage …`, `usage export …` and `usage billing …`. */
 export const usageCommand: Command = (args, context) =>
-  args[0] === 'export' ? exportUsage(args.slice(1), context) : totals(args, context);
+  args[0] === 'export'
+    ? exportUsage(args.slice(1), context)
+    : args[0] === 'billing'
+      ? billing(args.slice(1), context)
+      : totals(args, context);

@@ -19,6 +19,8 @@ const SIGN_IN_ERRORS = {
   no_verified_email: 'The identity provider did not vouch for an e-mail address.',
   provider_answer_refused: "The identity provider's answer was refused; try again.",
   no_pending_sign_in: 'That sign-in had expired or was already used; try again.',
+  too_many_attempts: 'Too many refused sign-ins from here in the last few minutes; wait a little, or sign in with your token.',
+  provider_unavailable: 'The identity provider did not answer; try again in a moment, or sign in with your token.',
 };
 
 function signedIn(value) {

@@ -1,6 +1,6 @@
 // The audit trail for an auditor: filters (who, what, which object, when, in UTC), pages newest
-// first, export of what matches (named for what it holds), and verification of the keyed,
-// checkpointed chain.
+// first, export of what matches (named for what it holds; the JSON lines are what `audit verify
+// --file` checks offline), verification of the signed, checkpointed chain, and the public key.
 import { api } from './api.js';
 import { field, h, scroll, show, when } from './dom.js';
 import { attempt } from './ui.js';
@@ -21,7 +21,10 @@ function query(filter, extra = {}) {
 /** Renders the audit page; `state` keeps the filter and the cursors of the pages seen. */
 export async function auditView(main, state = { filter: {}, cursors: [] }) {
   const before = state.cursors.at(-1);
-  const page = await api('GET', `/api/audit?${query(state.filter, { limit: 50, before })}`);
+  const [page, key] = await Promise.all([
+    api('GET', `/api/audit?${query(state.filter, { limit: 50, before })}`),
+    api('GET', '/api/audit/public-key'),
+  ]);
   const verdict = h('p', { id: 'verdict', 'aria-live': 'polite' });
   const verify = h(
     'button',
@@ -138,9 +141,16 @@ export async function auditView(main, state = { filter: {}, cursors: [] }) {
       h(
         'p',
         {},
-        `Every admin action, append-only, chained with a keyed hash and checkpointed outside Redis. Head: record ${page.head.seq}, `,
+        `Every admin action and every refusal, append-only, chained by SHA-256, signed with the trail's key and checkpointed outside Redis. Head: record ${page.head.seq}, `,
         h('code', {}, page.head.hash.slice(0, 16)),
         '…',
+      ),
+      h(
+        'p',
+        {},
+        'Public key ',
+        h('a', { href: '/api/audit/public-key' }, h('code', {}, key.fingerprint)),
+        ': an auditor checks a JSON-lines export with it and nothing else (npm run admin -- audit verify --file …).',
       ),
       h('div', { class: 'row' }, verify),
       verdict,

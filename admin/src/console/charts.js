@@ -47,9 +47,12 @@ export function swatch(color) {
   return root;
 }
 
-/** A stacked bar chart of `metric` ('requests' | 'tokens') per UTC day, one segment per entry of `segments(series)`. */
-export function stackedChart(series, metric, label) {
-  const width = 640;
+/**
+ * A stacked bar chart of `metric` ('requests' | 'tokens') per UTC day, one segment per entry of
+ * `segments(series)`, drawn `width` user units wide: the width it will be shown at, so its
+ * 12-unit axis text is 12 px on a phone as on a desk (a fixed viewBox shrank it to 6 px).
+ */
+export function stackedChart(series, metric, label, width = 640) {
   const height = 220;
   const pad = { left: 56, right: 8, top: 12, bottom: 36 };
   const parts = segments(series);
@@ -71,8 +74,8 @@ export function stackedChart(series, metric, label) {
     root.append(svg('line', { x1: pad.left, x2: width - pad.right, y1: y, y2: y, class: 'grid' }));
     root.append(svg('text', { x: pad.left - 6, y: y + 4, 'text-anchor': 'end', class: 'axis' }, compact.format(tick)));
   }
-  // At most 7 date labels, so 90 days never overlap.
-  const every = Math.ceil(days.length / 7);
+  // A date label ("03-04") needs about 48 px: at most 7, fewer on a narrow chart, never overlapping.
+  const every = Math.ceil(days.length / Math.max(2, Math.min(7, Math.floor(plotW / 48))));
   days.forEach((day, i) => {
     let base = 0;
     const x = pad.left + i * slot + slot * 0.15;

@@ -41,8 +41,24 @@ export function when(iso, none = 'never') {
   return iso ? `${iso.slice(0, 16).replace('T', ' ')} UTC` : none;
 }
 
-/** Wraps a wide table so it scrolls inside the page instead of widening it (phones). */
+/**
+ * Fits a table to any width. On a desk a wide one scrolls inside its card rather than widening
+ * the page; on a phone (the stylesheet's 640 px query) each row becomes a card of its own, every
+ * cell labelled with its column (`data-label`, kept for rows rendered later), so no action and
+ * no number is off to the side.
+ */
 export function scroll(table) {
+  const label = () => {
+    const heads = [...table.querySelectorAll('thead th')].map((th) => th.textContent);
+    for (const row of table.querySelectorAll('tbody tr'))
+      [...row.children].forEach((cell, i) => {
+        if (heads[i] && !cell.hasAttribute('colspan') && cell.getAttribute('data-label') !== heads[i])
+          cell.setAttribute('data-label', heads[i]);
+      });
+  };
+  label();
+  new MutationObserver(label).observe(table, { childList: true, subtree: true });
+  table.classList.add('stack');
   return h(
     'div',
     { class: 'scroll', tabindex: 0, role: 'region', 'aria-label': table.querySelector('caption')?.textContent ?? 'Table' },

@@ -193,6 +193,8 @@ function usageSection(org, series, range, reload) {
       `Export ${format.toUpperCase()}`,
     );
   const empty = series.days.every((d) => d.requests === 0);
+  // The width the chart is shown at (main less its and the card's padding), so its text keeps its size.
+  const width = Math.round(Math.min(760, Math.max(280, document.getElementById('main').clientWidth - 64)));
   const charts = empty
     ? [
         h(
@@ -202,8 +204,8 @@ function usageSection(org, series, range, reload) {
         ),
       ]
     : [
-        h('figure', {}, h('figcaption', {}, 'Requests per UTC day, by key'), stackedChart(series, 'requests', 'Requests per day')),
-        h('figure', {}, h('figcaption', {}, 'Tokens per UTC day, by key'), stackedChart(series, 'tokens', 'Tokens per day')),
+        h('figure', {}, h('figcaption', {}, 'Requests per UTC day, by key'), stackedChart(series, 'requests', 'Requests per day', width)),
+        h('figure', {}, h('figcaption', {}, 'Tokens per UTC day, by key'), stackedChart(series, 'tokens', 'Tokens per day', width)),
         legend(series),
       ];
   return h(

@@ -8,7 +8,7 @@ import { actorOf } from '../operations/administrators.js';
 import type { CoreConfig } from '../operations/deps.js';
 import { exportFileName } from '../operations/export-names.js';
 import type { Operations } from '../operations/operations.js';
-import { bearerToken, sameOrigin, tokenIdentity, type Caller, type GuardDeps } from './guard.js';
+import { bearerToken, refuseCrossSiteSignIn, sameOrigin, tokenIdentity, type Caller, type GuardDeps } from './guard.js';
 import { OidcRefusal, PENDING_COOKIE, type OidcSignIn } from './oidc.js';
 import { AdminHttpError } from './problems.js';
 import type { AdminHandler } from './routes.js';
@@ -29,7 +29,11 @@ const params = (request: FastifyRequest): Params => request.params as Params;
 const query = (request: FastifyRequest): Query => request.query as Query;
 const body = (request: FastifyRequest): Body => (request.body ?? {}) as Body;
 
-const EXPORT_TYPES = { csv: 'text/csv; charset=utf-8', jsonl: 'application/x-ndjson; charset=utf-8' } as const;
+const EXPORT_TYPES = {
+  csv: 'text/csv; charset=utf-8',
+  jsonl: 'application/x-ndjson; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+} as const;
 
 /** Every operation of openapi/admin.yaml. */
 export function adminHandlers(deps: HandlerDeps): Readonly<Record<string, AdminHandler<Caller | null>>> {
@@ -60,7 +64,7 @@ export function adminHandlers(deps: HandlerDeps): Readonly<Record<string, AdminH
       return sessionView(caller(c).session!);
     },
     createSession: async (request, reply) => {
-      if (!sameOrigin(request)) throw new AdminHttpError('csrf_rejected', "origin: sign in from the console's own origin");
+      if (!sameOrigin(request)) await refuseCrossSiteSignIn(request, 'createSession', deps);
       const { token } = body(request) as { token?: string };
       const admin = await tokenIdentity(request, token ?? bearerToken(request.headers.authorization), deps);
       const session = await deps.sessions.open(admin.name, 'token');
@@ -75,32 +79,50 @@ export function adminHandlers(deps: HandlerDeps): Readonly<Record<string, AdminH
       return reply.code(204).header('set-cookie', deps.sessions.cookie(null)).send();
     },
     signInOptions: async () => ({ oidc: deps.oidc !== null }),
+    // The browser navigates these two itself, so every outcome is a redirect to the console,
+    // which explains a refusal in words (never a JSON page).
     startOidc: async (_request, reply) => {
       if (!deps.oidc) throw new AdminHttpError('not_found', 'single sign-on is not configured (OIDC_ISSUER)');
-      const { location, cookie } = await deps.oidc.start().catch(() => {
-        throw new AdminHttpError('identity_provider_unavailable', 'the identity provider did not answer; try again');
-      });
-      return reply.code(302).header('set-cookie', cookie).header('location', location).header('cache-control', 'no-store').send();
+      const started = await deps.oidc.start().catch(() => null);
+      if (!started)
+        return reply.code(302).header('location', '/?sign_in_error=provider_unavailable').header('cache-control', 'no-store').send();
+      return reply
+        .code(302)
+        .header('set-cookie', started.cookie)
+        .header('location', started.location)
+        .header('cache-control', 'no-store')
+        .send();
     },
     finishOidc: async (request, reply) => {
-      if (!deps.oidc) throw new AdminHttpError('not_found', 'single sign-on is not configured (OIDC_ISSUER)');
+      const oidc = deps.oidc;
+      if (!oidc) throw new AdminHttpError('not_found', 'single sign-on is not configured (OIDC_ISSUER)');
       const back = (location: string, cookies: string[]) =>
         reply.code(302).header('set-cookie', cookies).header('location', location).header('cache-control', 'no-store').send();
-      const clear = deps.oidc.cookie(null);
-      await deps.throttle.check(request.ip);
+      const clear = oidc.cookie(null);
+      const refused = async (reason: string, identity: string | null) => {
+        const { throttled } = await deps.refusals.refuse(
+          [`address:${request.ip}`, ...(identity === null ? [] : [`identity:${identity}`])],
+          {
+            actor: 'anonymous',
+            from: request.ip,
+            action: 'session.fail',
+            target: identity === null ? 'session' : `oidc:${identity}`,
+            detail: { reason: `oidc_${reason}`, ...(identity === null ? {} : { identity }) },
+          },
+          'session.throttled',
+        );
+        return back(`/?sign_in_error=${throttled ? 'too_many_attempts' : reason}`, [clear]);
+      };
       let email: string;
       try {
-        email = await deps.oidc.finish(request.url, readCookie(request.headers.cookie, PENDING_COOKIE));
+        email = await oidc.finish(request.url, readCookie(request.headers.cookie, PENDING_COOKIE));
       } catch (error) {
         if (!(error instanceof OidcRefusal)) throw error;
-        await deps.throttle.fail(request.ip, `oidc_${error.reason}`);
-        return back(`/?sign_in_error=${error.reason}`, [clear]);
+        return refused(error.reason, error.identity);
       }
+      // A completed sign-in is never throttled: the provider vouched for this person.
       const admin = await ops.identity(email);
-      if (!admin) {
-        await deps.throttle.fail(request.ip, 'oidc_not_an_administrator');
-        return back('/?sign_in_error=not_an_administrator', [clear]);
-      }
+      if (!admin) return refused('not_an_administrator', email);
       const session = await deps.sessions.open(admin.name, 'oidc');
       await ops.recordSignIn({ actor: actorOf(admin.name), from: request.ip }, 'oidc');
       return back('/', [clear, deps.sessions.cookie(session)]);
@@ -138,6 +160,15 @@ export function adminHandlers(deps: HandlerDeps): Readonly<Record<string, AdminH
         .header('content-disposition', `attachment; filename="${exportFileName('usage', q, format, ops.now())}"`);
       return reply.send(Readable.from(lines));
     },
+    exportBilling: async (request, reply, c) => {
+      const q = query(request);
+      const body = await ops.openBillingExport(q, caller(c).who);
+      const format = (q.format ?? 'csv') as keyof typeof EXPORT_TYPES;
+      return reply
+        .type(EXPORT_TYPES[format])
+        .header('content-disposition', `attachment; filename="${exportFileName('billing', q, format, ops.now())}"`)
+        .send(body);
+    },
     listAudit: async (request) => ops.auditPage(query(request)),
     exportAudit: async (request, reply, c) => {
       const q = query(request);
@@ -149,5 +180,6 @@ export function adminHandlers(deps: HandlerDeps): Readonly<Record<string, AdminH
       return reply.send(Readable.from(lines));
     },
     verifyAudit: async () => ops.auditVerify(),
+    getAuditPublicKey: async () => ops.auditPublicKey(),
   };
 }

@@ -13,12 +13,22 @@ export const PENDING_COOKIE = 'ctg_oidc';
 const PENDING_TTL_MS = 10 * 60_000;
 const CALLBACK_PATH = '/api/oidc/callback';
 
-/** Why a callback did not yield an identity (shown to the person, audited). */
+/** Why a callback did not yield an identity (shown to the person, audited with the identity tried, when the provider named one). */
 export class OidcRefusal extends Error {
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    /** The e-mail (or `sub:<subject>`) the provider answered with, or null. */
+    readonly identity: string | null = null,
+  ) {
     super(reason);
     this.name = 'OidcRefusal';
   }
+}
+
+/** What a provider said, fit for the audit trail: at most 254 characters, no control characters. */
+function identityOf(claims: Record<string, unknown>): string | null {
+  const raw = typeof claims.email === 'string' ? claims.email.toLowerCase() : typeof claims.sub === 'string' ? `sub:${claims.sub}` : null;
+  return raw === null ? null : raw.replace(/\p{Cc}/gu, '').slice(0, 254);
 }
 
 // Plain HTTP only for a provider on this machine (a test's, or a developer's).
@@ -82,7 +92,7 @@ export class OidcSignIn {
     } catch {
       throw new OidcRefusal('provider_answer_refused');
     }
-    if (typeof claims.email !== 'string' || claims.email_verified !== true) throw new OidcRefusal('no_verified_email');
+    if (typeof claims.email !== 'string' || claims.email_verified !== true) throw new OidcRefusal('no_verified_email', identityOf(claims));
     return claims.email.toLowerCase();
   }
 

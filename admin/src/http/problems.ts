@@ -17,6 +17,8 @@ const KINDS: Readonly<Record<AdminError['kind'], AdminProblemCode>> = {
   invalid: 'invalid_body',
   not_found: 'not_found',
   conflict: 'conflict',
+  unauthorized: 'admin_unauthorized',
+  forbidden: 'admin_forbidden',
 };
 
 /** Maps any error to the problem the client gets. */

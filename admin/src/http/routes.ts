@@ -77,7 +77,7 @@ export function registerAdminRoutes<C>(
   app: FastifyInstance,
   document: Json,
   handlers: Readonly<Record<string, AdminHandler<C>>>,
-  authenticate: (request: FastifyRequest, role: Role) => Promise<C>,
+  authenticate: (request: FastifyRequest, operation: DocumentedOperation) => Promise<C>,
 ): void {
   const operations = documentedOperations(document);
   const missing = operations.filter((op) => !handlers[op.operationId]).map((op) => op.operationId);
@@ -92,7 +92,7 @@ export function registerAdminRoutes<C>(
       schema: op.schema,
       // Authentication runs before the body is read or validated: nothing anonymous is parsed.
       onRequest: async (request) => {
-        if (op.authenticated) (request as FastifyRequest & { caller?: C }).caller = await authenticate(request, op.role);
+        if (op.authenticated) (request as FastifyRequest & { caller?: C }).caller = await authenticate(request, op);
       },
       handler: (request, reply) => handler(request, reply, (request as FastifyRequest & { caller: C }).caller),
     });

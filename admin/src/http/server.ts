@@ -19,7 +19,8 @@ import { AdminHttpError, handleAdminError, sendAdminProblem } from './problems.j
 import { registerAdminRoutes } from './routes.js';
 import { Sessions } from './sessions.js';
 import { registerConsole } from './static.js';
-import { SignInThrottle } from './throttle.js';
+import { RefusalLog } from './refusals.js';
+import type { Lifetimes } from '../store/sessions.js';
 
 /** Admin bodies are a few hundred bytes; 64 KiB bounds what anyone can make us parse. */
 const BODY_LIMIT_BYTES = 65_536;
@@ -28,7 +29,8 @@ export interface AdminServerDeps {
   readonly ops: Operations;
   readonly config: CoreConfig;
   readonly stores: Pick<AdminDeps, 'sessions'>;
-  readonly sessionTtlMs: number;
+  /** A console session's idle and absolute lifetimes (ADMIN_SESSION_TTL_S, ADMIN_SESSION_MAX_S). */
+  readonly sessionLifetimes: Lifetimes;
   /** Addresses or CIDR ranges whose X-Forwarded-For is believed; [] believes none. */
   readonly trustedProxies: readonly string[];
   readonly oidc: OidcSettings | null;
@@ -50,8 +52,8 @@ export function buildAdminServer(deps: AdminServerDeps): FastifyInstance {
   const secure = deps.oidc?.publicUrl.startsWith('https:') ?? false;
   const guard: GuardDeps = {
     ops: deps.ops,
-    sessions: new Sessions(deps.stores.sessions, deps.sessionTtlMs, secure),
-    throttle: new SignInThrottle(deps.stores.sessions, deps.ops),
+    sessions: new Sessions(deps.stores.sessions, deps.sessionLifetimes, secure, deps.ops.now),
+    refusals: new RefusalLog(deps.stores.sessions, deps.ops),
   };
   const oidc = deps.oidc && new OidcSignIn(deps.oidc, deps.stores.sessions);
   app.setErrorHandler(handleAdminError);
@@ -63,8 +65,8 @@ export function buildAdminServer(deps: AdminServerDeps): FastifyInstance {
   });
   registerConsole(app);
   registerAdminMetrics(app, deps.ops, deps.metricsToken);
-  registerAdminRoutes(app, adminDocument, adminHandlers({ ...guard, ops: deps.ops, config: deps.config, oidc }), (request, role) =>
-    authenticate(request, role, guard),
+  registerAdminRoutes(app, adminDocument, adminHandlers({ ...guard, ops: deps.ops, config: deps.config, oidc }), (request, op) =>
+    authenticate(request, op.operationId, op.role, guard),
   );
   return app;
 }

@@ -2,10 +2,11 @@
  * Console sessions: a random id in an HttpOnly, SameSite=Strict cookie plus a CSRF token the
  * page sends back in a header. They live in Redis (store/sessions.ts), so a restart or a
  * second replica keeps everyone signed in; a session names the administrator, whose role and
- * enabled state are read on every request, so a demotion takes effect at once.
+ * enabled state are read on every request, so a demotion takes effect at once. A session ends
+ * after its idle lifetime unused and, however much it is used, at its absolute lifetime.
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { SessionStore, StoredSession } from '../store/sessions.js';
+import type { Lifetimes, SessionStore, StoredSession } from '../store/sessions.js';
 
 export const SESSION_COOKIE = 'ctg_admin';
 
@@ -23,22 +24,24 @@ export function sameSecret(a: string, b: string): boolean {
 export class Sessions {
   constructor(
     private readonly store: SessionStore,
-    private readonly ttlMs: number,
+    private readonly lifetimes: Lifetimes,
     /** Adds `Secure` to the cookie (the console is served over HTTPS). */
     private readonly secure: boolean,
+    private readonly now: () => number,
   ) {}
 
   /** Opens a session for administrator `admin`. */
   async open(admin: string, via: 'token' | 'oidc'): Promise<Session> {
-    const session: Session = { id: randomBytes(32).toString('base64url'), admin, csrfToken: randomBytes(32).toString('base64url'), via };
-    await this.store.open(session.id, session, this.ttlMs);
+    const id = randomBytes(32).toString('base64url');
+    const session: Session = { id, admin, csrfToken: randomBytes(32).toString('base64url'), via, openedAt: this.now() };
+    await this.store.open(session.id, session, this.lifetimes);
     return session;
   }
 
-  /** The live session with this id (its lifetime renewed), or null. */
+  /** The live session with this id (its idle lifetime renewed, never past its absolute end), or null. */
   async find(id: string | undefined): Promise<Session | null> {
     if (id === undefined || !/^[\w-]{43}$/.test(id)) return null;
-    const stored = await this.store.find(id, this.ttlMs);
+    const stored = await this.store.find(id, this.lifetimes, this.now());
     return stored && { ...stored, id };
   }
 
@@ -47,10 +50,10 @@ export class Sessions {
     await this.store.close(id);
   }
 
-  /** The Set-Cookie value for a session (or for clearing it when `session` is null). */
+  /** The Set-Cookie value for a session (or for clearing it when `session` is null): it lives as long as the session may. */
   cookie(session: Session | null): string {
     const value = session ? session.id : '';
-    const maxAge = session ? Math.floor(this.ttlMs / 1000) : 0;
+    const maxAge = session ? Math.floor(this.lifetimes.maxMs / 1000) : 0;
     return `${SESSION_COOKIE}=${value}; Path=/; HttpOnly; SameSite=Strict; Max-Age=${maxAge}${this.secure ? '; Secure' : ''}`;
   }
 }

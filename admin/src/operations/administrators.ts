@@ -38,6 +38,11 @@ export function roleAllows(role: rules.Role, needed: rules.Role): boolean {
 /** The actor string the audit trail records for an administrator. */
 export const actorOf = (name: string): string => `admin:${name}`;
 
+/** The public id of a minted administrator token (`ctga_<id>_<secret>`), or null: never its secret. */
+export function tokenIdOf(token: string | null): string | null {
+  return /^ctga_([0-9a-f]{12})_[\w-]+$/.exec(token ?? '')?.[1] ?? null;
+}
+
 const iso = (ms: number | null): string | null => (ms === null ? null : new Date(ms).toISOString());
 
 /** Administrator operations bound to `deps`. */
@@ -125,7 +130,7 @@ export function adminOperations(deps: AdminDeps) {
     /** Revokes one of an administrator's tokens. */
     async revokeAdminToken(name: unknown, id: unknown, who: Who): Promise<{ admin: string; id: string; revoked: true }> {
       const admin = await existing(name);
-      if (typeof id !== 'string' || !/^[0-9a-z-]{1,40}$/.test(id) || !(await deps.admins.revokeToken(admin.name, id)))
+      if (typeof id !== 'string' || !/^[0-9a-z-]{1,40}$/.test(id) || !(await deps.admins.revokeToken(admin.name, id, deps.now())))
         throw new AdminError('not_found', `${admin.name} has no token ${String(id)}`);
       await deps.audit.record({ ...who, action: 'admin.token.revoke', target: `admin:${admin.name}`, detail: { token: id } });
       return { admin: admin.name, id, revoked: true };
@@ -140,20 +145,42 @@ export function adminOperations(deps: AdminDeps) {
     /** The enabled administrator `name` with their current role, or null. */
     identity,
 
+    /** How many administrators exist (none: the CLI may bootstrap the first owner). */
+    async countAdmins(): Promise<number> {
+      return deps.admins.count();
+    },
+
+    /** Who holds the token with public id `id` (refusals name whose token was tried), or null. */
+    async tokenOwner(id: string): Promise<string | null> {
+      return deps.admins.ownerOfTokenId(id);
+    },
+
     /**
      * Registers `token` (from ADMIN_TOKEN_FILE) as a token of the owner `name`, creating that
      * owner when missing: how a fresh local console gets its first administrator. Audited once.
+     * A token that was revoked stays revoked: it is not registered again (`revoked`, audited).
      */
-    async bootstrapOwner(name: string, token: string, who: Who): Promise<void> {
-      if (await deps.admins.findToken(digest(token), deps.now())) return;
+    async bootstrapOwner(name: string, token: string, who: Who): Promise<'registered' | 'known' | 'revoked'> {
+      const hashed = digest(token);
+      const id = `bootstrap-${hashed.slice(0, 8)}`;
+      if (await deps.admins.findToken(hashed, deps.now())) return 'known';
       const owner = rules.adminName(name);
+      if (await deps.admins.wasRevoked(hashed)) {
+        await deps.audit.record({
+          ...who,
+          action: 'admin.bootstrap.refused',
+          target: `admin:${owner}`,
+          detail: { token: id, reason: 'revoked' },
+        });
+        return 'revoked';
+      }
       const admin = await deps.admins.get(owner);
       if (!admin) await deps.admins.create({ name: owner, role: 'owner', createdAt: deps.now(), createdBy: who.actor, disabled: false });
       else if (admin.role !== 'owner' || admin.disabled)
         throw new AdminError('conflict', `ADMIN_BOOTSTRAP_NAME ${owner} exists but is not an active owner`);
-      const id = `bootstrap-${digest(token).slice(0, 8)}`;
       if (!(await addToken(owner, token, id, who))) throw new AdminError('conflict', `bootstrap token ${id} is already registered`);
       await deps.audit.record({ ...who, action: 'admin.bootstrap', target: `admin:${owner}`, detail: { token: id, created: !admin } });
+      return 'registered';
     },
   };
 }

@@ -5,6 +5,7 @@
  * matches little answers with a cursor to continue instead of reading the whole trail at once.
  */
 import type { AuditRecord } from '../audit/chain.js';
+import { exportLines, type ExportFilter } from '../audit/export-file.js';
 import type { AdminDeps, Who } from './deps.js';
 import { invalid } from './errors.js';
 import * as rules from './rules.js';
@@ -12,7 +13,8 @@ import * as rules from './rules.js';
 /** The most audit records one read returns (a page here, and the recent list in operations.ts). */
 export const MAX_AUDIT_PAGE = 500;
 const MAX_SCAN = 50_000;
-const CSV_COLUMNS = ['seq', 'at', 'actor', 'action', 'target', 'from', 'detail', 'prev_hash', 'hash'] as const;
+const CSV_COLUMNS = ['seq', 'at', 'actor', 'action', 'target', 'from', 'detail', 'prev_hash', 'hash', 'sig'] as const;
+const FILTERS = ['actor', 'action', 'target', 'since', 'until'] as const;
 
 export interface AuditFilter {
   readonly actor?: unknown;
@@ -74,27 +76,41 @@ export function auditQueries(deps: AdminDeps) {
       return { records, head: await deps.audit.head(), next: more ? last : null };
     },
 
-    /** Validates and audits an export of every matching record (oldest first), then returns its lines. */
+    /**
+     * Validates and audits an export of every matching record (oldest first, up to the head
+     * after this export's own record), then returns its lines: JSON lines with a header and a
+     * signed manifest (export-file.ts, what `audit verify --file` checks), or CSV for reading.
+     */
     async openAuditExport(query: AuditFilter & { format?: unknown }, who: Who): Promise<AsyncIterable<string>> {
       const format = query.format;
       if (format !== 'jsonl' && format !== 'csv') throw invalid('format', 'must be jsonl or csv');
       const matches = auditMatcher(query);
-      const filters = Object.fromEntries(
-        ['actor', 'action', 'target', 'since', 'until'].map((k) => [
-          k,
-          typeof query[k as keyof AuditFilter] === 'string' ? String(query[k as keyof AuditFilter]) : null,
-        ]),
-      );
-      await deps.audit.record({ ...who, action: 'audit.export', target: 'audit', detail: { format, ...filters } });
-      const records = deps.audit.oldestFirst();
-      return (async function* lines() {
-        if (format === 'csv') yield `${CSV_COLUMNS.join(',')}\n`;
-        for await (const r of records) {
-          if (!matches(r)) continue;
-          if (format === 'jsonl') yield `${JSON.stringify(r)}\n`;
-          else
-            yield `${[String(r.seq), r.at, r.actor, r.action, r.target, r.from, JSON.stringify(r.detail), r.prevHash, r.hash].map(csvField).join(',')}\n`;
+      const filter = Object.fromEntries(
+        FILTERS.map((k) => [k, typeof query[k] === 'string' && query[k] !== '' ? String(query[k]) : null]),
+      ) as ExportFilter;
+      const own = await deps.audit.record({ ...who, action: 'audit.export', target: 'audit', detail: { format, ...filter } });
+      const head = { seq: own.seq, hash: own.hash };
+      const records = (async function* upToHead() {
+        for await (const r of deps.audit.oldestFirst()) {
+          if (r.seq > head.seq) return;
+          if (matches(r)) yield r;
         }
+      })();
+      if (format === 'jsonl') {
+        const { audit } = deps;
+        return exportLines(records, {
+          trail: audit.trail,
+          head,
+          filter,
+          exportedAt: own.at,
+          publicKey: audit.publicKey,
+          sign: (statement) => audit.sign(statement),
+        });
+      }
+      return (async function* lines() {
+        yield `${CSV_COLUMNS.join(',')}\n`;
+        for await (const r of records)
+          yield `${[String(r.seq), r.at, r.actor, r.action, r.target, r.from, JSON.stringify(r.detail), r.prevHash, r.hash, r.sig].map(csvField).join(',')}\n`;
       })();
     },
   };

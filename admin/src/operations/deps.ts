@@ -4,8 +4,8 @@
  */
 import type { AccessSettings } from '../../../contract/access-settings.js';
 import { AuditAnchor } from '../audit/anchor.js';
-import { auditKeys } from '../audit/chain.js';
 import { AuditLog } from '../audit/log.js';
+import { signerFromSecret } from '../audit/signing.js';
 import { AdministratorStore } from '../store/administrators.js';
 import { AuditStore } from '../store/audit.js';
 import { BudgetStore } from '../store/budgets.js';
@@ -43,7 +43,7 @@ export interface OpenConfig extends CoreConfig {
   readonly redisTlsCa?: string;
   readonly redisKeyPrefix: string;
   readonly redisTimeoutMs: number;
-  /** AUDIT_SECRET, or the contents of AUDIT_SECRET_FILE; at least 32 characters. */
+  /** AUDIT_SECRET, or the contents of AUDIT_SECRET_FILE (at least 32 characters): the seed of the trail's Ed25519 signing key. */
   readonly auditSecret: string;
   /** AUDIT_ANCHOR_FILE: where signed checkpoints of the chain are appended. */
   readonly auditAnchorFile: string;
@@ -61,10 +61,14 @@ export function openAdminDeps(config: OpenConfig, now: () => number = Date.now):
     prefix: config.redisKeyPrefix,
     timeoutMs: Math.max(config.redisTimeoutMs, 2000),
   });
-  const keys = auditKeys(config.auditSecret);
   // The trail is named by its Redis prefix, so test and production trails may share a checkpoint file.
-  const anchor = new AuditAnchor(config.auditAnchorFile, config.redisKeyPrefix, keys.checkpoint, now);
-  const audit = new AuditLog(new AuditStore(connection), now, keys, anchor);
+  const trail = config.redisKeyPrefix;
+  const audit = new AuditLog(
+    new AuditStore(connection),
+    trail,
+    signerFromSecret(config.auditSecret),
+    new AuditAnchor(config.auditAnchorFile, trail),
+  );
   const deps: AdminDeps = {
     config,
     orgs: new OrgStore(connection),

@@ -2,7 +2,7 @@
  * Refusals the admin core raises on purpose. The CLI prints them (exit 2 for bad input, 1 for
  * the rest); the admin API turns each kind into its problem code.
  */
-export type AdminErrorKind = 'invalid' | 'not_found' | 'conflict';
+export type AdminErrorKind = 'invalid' | 'not_found' | 'conflict' | 'unauthorized' | 'forbidden';
 
 export class AdminError extends Error {
   constructor(

@@ -1,7 +1,7 @@
 /**
  * Key operations of the admin core: create (the full key is returned once and never stored),
  * rename or re-date, revoke, rotate with an overlap, list. Redis holds only a key's id and the
- * HMAC of its secret; audit records name keys by id only.
+ * HMAC of its secret; every audit record of a key names it by id and by its name.
  */
 import type { KeyRecord } from '../../../contract/access-records.js';
 import { hashSecret, mintKey } from '../../../contract/api-key.js';
@@ -68,8 +68,8 @@ export function keyOperations(deps: AdminDeps) {
       const name = input.name === undefined ? key.name : rules.displayName(input.name);
       const expiresAt = input.expiresAt === undefined ? key.expiresAt : rules.dateTime(input.expiresAt, 'expiresAt');
       const updated = { ...key, name, expiresAt };
-      const detail: Record<string, string | null> = { org: key.org };
-      if (input.name !== undefined) detail.name = name;
+      const detail: Record<string, string | null> = { org: key.org, name };
+      if (name !== key.name) detail.previousName = key.name;
       if (input.expiresAt !== undefined) detail.expiresAt = keyView(updated, 0).expiresAt;
       await deps.orgs.saveKey(updated);
       await deps.audit.record({ ...who, action: 'key.update', target: `key:${key.id}`, detail });
@@ -81,7 +81,7 @@ export function keyOperations(deps: AdminDeps) {
       const key = await existingKey(id);
       const revoked = { ...key, revoked: true };
       await deps.orgs.saveKey(revoked);
-      await deps.audit.record({ ...who, action: 'key.revoke', target: `key:${key.id}`, detail: { org: key.org } });
+      await deps.audit.record({ ...who, action: 'key.revoke', target: `key:${key.id}`, detail: { org: key.org, name: key.name } });
       return keyView(revoked, deps.now());
     },
 
@@ -104,7 +104,7 @@ export function keyOperations(deps: AdminDeps) {
         ...who,
         action: 'key.rotate',
         target: `key:${key.id}`,
-        detail: { org: key.org, newKey: created.id, overlapSeconds, oldExpiresAt: keyView(old, now).expiresAt },
+        detail: { org: key.org, name: key.name, newKey: created.id, overlapSeconds, oldExpiresAt: keyView(old, now).expiresAt },
       });
       return { old: keyView(old, now), new: created };
     },

@@ -3,10 +3,13 @@
  * Front ends parse their input (flags, JSON bodies), say who is acting, and call these; the
  * operations validate with the same rules, change the store, and write the audit trail.
  */
-import type { AuditRecord, Verdict } from '../audit/chain.js';
+import type { AuditEvent, AuditRecord } from '../audit/chain.js';
+import { fingerprint, publicKeyPem } from '../audit/signing.js';
+import type { Verdict } from '../audit/verify.js';
 import type { AdminDeps, Who } from './deps.js';
 import { invalid } from './errors.js';
 import { adminOperations } from './administrators.js';
+import { billingOperations } from './billing.js';
 import { budgetOperations } from './budgets.js';
 import { auditQueries, MAX_AUDIT_PAGE } from './audit-queries.js';
 import { keyOperations } from './keys.js';
@@ -28,9 +31,9 @@ function auditOperations(deps: AdminDeps) {
       await deps.audit.record({ ...who, action: 'session.create', target: 'session', detail: { via } });
     },
 
-    /** Records a refused sign-in or token: who is unknown, so only where from and why. */
-    async recordSignInFailure(from: string, detail: Readonly<Record<string, string | number | boolean>>): Promise<void> {
-      await deps.audit.record({ actor: 'anonymous', from, action: 'session.fail', target: 'session', detail });
+    /** Records a refused administrative action: a failed sign-in, a forbidden or cross-site request, a throttled attempt. */
+    async recordRefusal(event: AuditEvent): Promise<void> {
+      await deps.audit.record(event);
     },
 
     /** Records a console sign-out. */
@@ -38,9 +41,15 @@ function auditOperations(deps: AdminDeps) {
       await deps.audit.record({ ...who, action: 'session.delete', target: 'session', detail: {} });
     },
 
-    /** Checks the whole hash chain against its stored head. */
+    /** Checks the whole chain as stored against its head, its signatures and the checkpoints outside Redis. */
     auditVerify(): Promise<Verdict> {
       return deps.audit.verify();
+    },
+
+    /** The trail's public key (PEM), its fingerprint and the trail's name: what an auditor verifies with. */
+    auditPublicKey(): { trail: string; publicKey: string; fingerprint: string } {
+      const key = deps.audit.publicKey;
+      return { trail: deps.audit.trail, publicKey: publicKeyPem(key), fingerprint: fingerprint(key) };
     },
   };
 }
@@ -54,6 +63,7 @@ export function createOperations(deps: AdminDeps) {
     ...auditOperations(deps),
     ...adminOperations(deps),
     ...budgetOperations(deps),
+    ...billingOperations(deps),
     ...auditQueries(deps),
     now: deps.now,
   };

@@ -74,10 +74,25 @@ export function overlapSeconds(value: unknown, field = 'overlapSeconds'): number
   return value;
 }
 
-/** A time range: since ≤ until when both are given. */
+const DATE_ONLY = /^\d{4}-\d{2}-\d{2}$/;
+const DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * A range bound, in the one time format every admin front end accepts: a UTC date
+ * (`YYYY-MM-DD`: its first millisecond as `since`, its last as `until`) or an ISO-8601
+ * date-time with a zone. Ms since the epoch.
+ */
+export function timeBound(value: unknown, field: string, edge: 'since' | 'until'): number {
+  const text = typeof value === 'string' ? value : '';
+  const ms = DATE_ONLY.test(text) ? Date.parse(`${text}T00:00:00Z`) : DATE_TIME.test(text) ? Date.parse(text) : NaN;
+  if (Number.isNaN(ms)) throw invalid(field, 'must be a UTC date (YYYY-MM-DD) or an ISO-8601 date-time with a zone (2031-03-04T05:06:07Z)');
+  return DATE_ONLY.test(text) && edge === 'until' ? ms + 86_399_999 : ms;
+}
+
+/** A time range (each bound as timeBound reads it): since ≤ until when both are given. */
 export function range(since: unknown, until: unknown): { since?: number; until?: number } {
-  const from = since === undefined ? undefined : (dateTime(since, 'since') ?? undefined);
-  const to = until === undefined ? undefined : (dateTime(until, 'until') ?? undefined);
+  const from = since === undefined || since === '' ? undefined : timeBound(since, 'since', 'since');
+  const to = until === undefined || until === '' ? undefined : timeBound(until, 'until', 'until');
   if (from !== undefined && to !== undefined && from > to) throw invalid('since', 'must not be after until');
   return { since: from, until: to };
 }

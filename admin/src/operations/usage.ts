@@ -20,7 +20,7 @@ const CLOCK_SKEW_MS = 3_600_000;
 type ExportFormat = 'jsonl' | 'csv';
 const DEFAULT_TOP_KEYS = 8;
 
-/** A chart's range: the last `days` UTC days, or the UTC dates `since`..`until` (YYYY-MM-DD). */
+/** A chart's range: the last `days` UTC days, or the UTC days of `since`..`until` (rules.timeBound). */
 export interface SeriesQuery {
   readonly days?: unknown;
   readonly since?: unknown;
@@ -28,18 +28,12 @@ export interface SeriesQuery {
   readonly top?: unknown;
 }
 
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
 /** The UTC days a series covers; at most MAX_DAILY_ROWS, never past today. */
 function seriesDays(query: SeriesQuery, now: number): string[] {
   if (query.since !== undefined || query.until !== undefined) {
-    const parse = (value: unknown, field: string): number => {
-      const ms = typeof value === 'string' && DATE.test(value) ? Date.parse(`${value}T00:00:00Z`) : NaN;
-      if (Number.isNaN(ms)) throw invalid(field, 'must be a UTC date, YYYY-MM-DD');
-      return ms;
-    };
-    const since = parse(query.since, 'since');
-    const until = Math.min(parse(query.until ?? utcDay(now), 'until'), Date.parse(utcDay(now)));
+    const dayOf = (value: unknown, field: 'since' | 'until'): number => Date.parse(utcDay(rules.timeBound(value, field, field)));
+    const since = dayOf(query.since, 'since');
+    const until = Math.min(query.until === undefined ? Date.parse(utcDay(now)) : dayOf(query.until, 'until'), Date.parse(utcDay(now)));
     if (since > until) throw invalid('since', 'must not be after until (nor after today)');
     if ((until - since) / DAY_MS + 1 > MAX_DAILY_ROWS) throw invalid('since', `the range is at most ${MAX_DAILY_ROWS} days`);
     return daysBetween(since, until, MAX_DAILY_ROWS);

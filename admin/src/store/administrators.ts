@@ -38,6 +38,7 @@ export class AdministratorStore {
       userTokens: (name: string) => `${p}user:${name}:tokens`,
       token: (digest: string) => `${p}token:${digest}`,
       tokenId: (id: string) => `${p}token-id:${id}`,
+      revoked: `${p}tokens:revoked`,
     };
   }
 
@@ -139,14 +140,35 @@ export class AdministratorStore {
     return found.sort((a, b) => a.createdAt - b.createdAt || a.id.localeCompare(b.id));
   }
 
-  /** Deletes the token `id` of administrator `name`; false when there is none. */
-  async revokeToken(name: string, id: string): Promise<boolean> {
+  /** The administrator whose token has public id `id`, or null. */
+  async ownerOfTokenId(id: string): Promise<string | null> {
+    const { redis } = this.connection;
+    const digest = await this.connection.guard(() => redis.get(this.k.tokenId(id)));
+    if (!digest) return null;
+    return (await this.connection.guard(() => redis.hget(this.k.token(digest), 'admin'))) ?? null;
+  }
+
+  /** Deletes the token `id` of administrator `name`, remembering its digest as revoked at `now`; false when there is none. */
+  async revokeToken(name: string, id: string, now: number): Promise<boolean> {
     const { redis } = this.connection;
     const digest = await this.connection.guard(() => redis.get(this.k.tokenId(id)));
     if (!digest) return false;
     const hash = await this.connection.guard(() => redis.hgetall(this.k.token(digest)));
     if (hash.admin !== name) return false;
-    await this.connection.guard(() => redis.multi().del(this.k.token(digest), this.k.tokenId(id)).srem(this.k.userTokens(name), id).exec());
+    await this.connection.guard(() =>
+      redis
+        .multi()
+        .del(this.k.token(digest), this.k.tokenId(id))
+        .srem(this.k.userTokens(name), id)
+        .hset(this.k.revoked, digest, String(now))
+        .exec(),
+    );
     return true;
+  }
+
+  /** True when the token with this digest was revoked (it is never registered again, not even from a bootstrap file). */
+  async wasRevoked(digest: string): Promise<boolean> {
+    const { redis } = this.connection;
+    return (await this.connection.guard(() => redis.hexists(this.k.revoked, digest))) === 1;
   }
 }

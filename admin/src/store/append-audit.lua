@@ -1,14 +1,23 @@
 -- Appends one audit record to the hash chain, atomically and only if the chain's head is still
--- the one the record was hashed against (Redis Lua has no SHA-256, so the caller hashes and this
--- script compares and sets; on a race the caller re-reads the head and tries again).
--- KEYS[1] audit stream, KEYS[2] chain head hash {seq, hash}
+-- the one the record was hashed against (Redis Lua has no SHA-256 or Ed25519, so the caller
+-- hashes and signs, and this script compares and sets; on a race the caller re-reads the head
+-- and tries again). The record's time must come from Redis's clock: never earlier than the
+-- head's, never more than MAX_LAG_MS behind TIME, never ahead of it (beyond the head's own
+-- time), so a writer whose clock is set back cannot file a record before the one it follows.
+-- KEYS[1] audit stream, KEYS[2] chain head hash {seq, hash, at_ms, sig}
 -- ARGV[1] the head seq the record follows ('0' for the first), ARGV[2] the record's seq,
--- ARGV[3] the record's hash, ARGV[4..] the record's field/value pairs.
--- Returns the stream id, or false when the head moved.
-local head = redis.call('HGET', KEYS[2], 'seq') or '0'
-if head ~= ARGV[1] then return false end
+-- ARGV[3] its hash, ARGV[4] its time (ms), ARGV[5] its signature, ARGV[6..] its field/value pairs.
+-- Returns the stream id, 'moved' when the head moved, 'stale' when the time is refused.
+local MAX_LAG_MS = 60000
+local head = redis.call('HMGET', KEYS[2], 'seq', 'at_ms')
+if (head[1] or '0') ~= ARGV[1] then return 'moved' end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local at = tonumber(ARGV[4])
+local head_at = tonumber(head[2] or '0')
+if at == nil or at < head_at or at < now - MAX_LAG_MS or at > math.max(now, head_at) then return 'stale' end
 local fields = {}
-for i = 4, #ARGV do fields[#fields + 1] = ARGV[i] end
+for i = 6, #ARGV do fields[#fields + 1] = ARGV[i] end
 local id = redis.call('XADD', KEYS[1], '*', unpack(fields))
-redis.call('HSET', KEYS[2], 'seq', ARGV[2], 'hash', ARGV[3])
+redis.call('HSET', KEYS[2], 'seq', ARGV[2], 'hash', ARGV[3], 'at_ms', ARGV[4], 'sig', ARGV[5])
 return id

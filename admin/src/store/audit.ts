@@ -1,14 +1,27 @@
 /**
  * The audit trail's storage: an append-only Redis stream `<prefix>audit`, plus the chain head
- * `<prefix>audit:head` {seq, hash}. Appends are compare-and-set on the head (append-audit.lua),
- * so two admins acting at once still produce one unbroken chain. The store keeps fields as
- * given; audit/log.ts owns what they mean.
+ * `<prefix>audit:head` {seq, hash, at_ms, sig}. Appends are compare-and-set on the head
+ * (append-audit.lua), so two admins acting at once still produce one unbroken chain, and the
+ * script refuses a time not taken from Redis's clock. The store keeps fields as given;
+ * audit/log.ts owns what they mean.
  */
 import { fromPairs } from '../../../contract/redis-connection.js';
 import type { Connection } from './connection.js';
 
 type Fields = Readonly<Record<string, string>>;
 const PAGE = 1000;
+
+/** The chain head as stored, with Redis's clock read in the same round trip. */
+export interface StoredHead {
+  readonly seq: number;
+  readonly hash: string;
+  /** The head record's time (ms), 0 before the first record. */
+  readonly atMs: number;
+  readonly sig: string;
+}
+
+/** What an append did: stored, or refused because the head moved or the time is not Redis's. */
+export type AppendResult = 'appended' | 'moved' | 'stale';
 
 export class AuditStore {
   private readonly keys: { readonly auditStream: string; readonly auditHead: string };
@@ -17,23 +30,36 @@ export class AuditStore {
     this.keys = { auditStream: `${connection.prefix}audit`, auditHead: `${connection.prefix}audit:head` };
   }
 
-  /** The chain head: the last record's seq and hash, or null before the first record. */
-  async head(): Promise<{ seq: number; hash: string } | null> {
+  /** The chain head (null before the first record) and Redis's time (ms), read together. */
+  async headAndTime(): Promise<{ head: StoredHead | null; now: number }> {
     const { redis } = this.connection;
-    const { keys } = this;
-    const head = await this.connection.guard(() => redis.hgetall(keys.auditHead));
-    return head.seq && head.hash ? { seq: Number(head.seq), hash: head.hash } : null;
+    const [[, head], [, time]] = (await this.connection.guard(() => redis.multi().hgetall(this.keys.auditHead).time().exec())) as [
+      [unknown, Record<string, string>],
+      [unknown, [string, string]],
+    ];
+    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+    if (!head.seq || !head.hash) return { head: null, now };
+    return { head: { seq: Number(head.seq), hash: head.hash, atMs: Number(head.at_ms ?? 0), sig: head.sig ?? '' }, now };
   }
 
-  /** Appends a record if the head is still `afterSeq`; false when another append won the race. */
-  async append(afterSeq: number, seq: number, hash: string, fields: Fields): Promise<boolean> {
+  /** Appends a record if the head is still `afterSeq` and `atMs` is Redis's time; see AppendResult. */
+  async append(afterSeq: number, record: { seq: number; hash: string; atMs: number; sig: string }, fields: Fields): Promise<AppendResult> {
     const { redis } = this.connection;
     const { keys } = this;
     const pairs = Object.entries(fields).flat();
-    const id = await this.connection.guard(() =>
-      redis.appendAudit(keys.auditStream, keys.auditHead, String(afterSeq), String(seq), hash, ...pairs),
+    const result = await this.connection.guard(() =>
+      redis.appendAudit(
+        keys.auditStream,
+        keys.auditHead,
+        String(afterSeq),
+        String(record.seq),
+        record.hash,
+        String(record.atMs),
+        record.sig,
+        ...pairs,
+      ),
     );
-    return id !== null;
+    return result === 'moved' || result === 'stale' ? result : 'appended';
   }
 
   /** Every record, oldest first, a page at a time. */

@@ -1,9 +1,10 @@
 /**
- * Console sessions and the sign-in throttle in Redis, so a restart or a second replica keeps
+ * Console sessions and the refusal counters in Redis, so a restart or a second replica keeps
  * everyone signed in. A session is stored under the SHA-256 of its id (a Redis reader learns no
- * usable cookie), with the administrator's name and the CSRF token, and expires on its own
- * after the idle lifetime (renewed on use). Failed sign-ins are counted per client address in a
- * fixed window.
+ * usable cookie), with the administrator's name, the CSRF token and when it was opened; it
+ * expires on its own after the idle lifetime (renewed on use) and is refused, and deleted, once
+ * its absolute lifetime has passed. Refusals (failed sign-ins, forbidden requests) are counted
+ * per subject (an address, a token id, an administrator) in fixed windows.
  */
 import { createHash } from 'node:crypto';
 import type { RedisConnection } from '../../../contract/redis-connection.js';
@@ -13,6 +14,14 @@ export interface StoredSession {
   readonly csrfToken: string;
   /** How the administrator authenticated: `token` or `oidc`. */
   readonly via: string;
+  /** When it was opened (ms). */
+  readonly openedAt: number;
+}
+
+/** A session's lifetimes: `idleMs` without use, `maxMs` in all. */
+export interface Lifetimes {
+  readonly idleMs: number;
+  readonly maxMs: number;
 }
 
 const digest = (id: string): string => createHash('sha256').update(id).digest('hex');
@@ -24,25 +33,28 @@ export class SessionStore {
     return `${this.connection.prefix}admin:session:${digest(id)}`;
   }
 
-  /** Stores a session for `ttlMs`. */
-  async open(id: string, session: StoredSession, ttlMs: number): Promise<void> {
+  /** Stores a session opened at `session.openedAt`. */
+  async open(id: string, session: StoredSession, lifetimes: Lifetimes): Promise<void> {
     const { redis } = this.connection;
-    await this.connection.guard(() =>
-      redis
-        .multi()
-        .hset(this.key(id), { admin: session.admin, csrf: session.csrfToken, via: session.via })
-        .pexpire(this.key(id), ttlMs)
-        .exec(),
-    );
+    const fields = { admin: session.admin, csrf: session.csrfToken, via: session.via, opened_at: String(session.openedAt) };
+    const ttl = Math.min(lifetimes.idleMs, lifetimes.maxMs);
+    await this.connection.guard(() => redis.multi().hset(this.key(id), fields).pexpire(this.key(id), ttl).exec());
   }
 
-  /** The live session `id` with its lifetime renewed, or null. */
-  async find(id: string, ttlMs: number): Promise<StoredSession | null> {
+  /** The live session `id` at `now` with its idle lifetime renewed (never past its absolute end), or null. */
+  async find(id: string, lifetimes: Lifetimes, now: number): Promise<StoredSession | null> {
     const { redis } = this.connection;
-    const [[, hash]] = (await this.connection.guard(() => redis.multi().hgetall(this.key(id)).pexpire(this.key(id), ttlMs).exec())) as [
-      [unknown, Record<string, string>],
-    ];
-    return hash?.admin && hash.csrf ? { admin: hash.admin, csrfToken: hash.csrf, via: hash.via ?? 'token' } : null;
+    const hash = await this.connection.guard(() => redis.hgetall(this.key(id)));
+    if (!hash.admin || !hash.csrf) return null;
+    // A session stored before sessions had an absolute lifetime has no opened_at: it has expired.
+    const openedAt = Number(hash.opened_at ?? 0);
+    const left = openedAt + lifetimes.maxMs - now;
+    if (!(left > 0)) {
+      await this.connection.guard(() => redis.del(this.key(id)));
+      return null;
+    }
+    await this.connection.guard(() => redis.pexpire(this.key(id), Math.min(lifetimes.idleMs, left)));
+    return { admin: hash.admin, csrfToken: hash.csrf, via: hash.via ?? 'token', openedAt };
   }
 
   /** Ends a session. */
@@ -51,25 +63,16 @@ export class SessionStore {
     await this.connection.guard(() => redis.del(this.key(id)));
   }
 
-  /** Counts one failed sign-in from `client` in the current window; returns the count and the window's remaining ms. */
-  async failure(client: string, windowMs: number): Promise<{ count: number; resetMs: number }> {
+  /** Counts one refusal for each of `subjects` in its current window; each one's count and its window's remaining ms. */
+  async refusal(subjects: readonly string[], windowMs: number): Promise<Array<{ count: number; resetMs: number }>> {
     const { redis } = this.connection;
-    const key = `${this.connection.prefix}admin:signin-fail:${client}`;
-    const [[, count], , [, ttl]] = (await this.connection.guard(() =>
-      redis.multi().incr(key).pexpire(key, windowMs, 'NX').pttl(key).exec(),
-    )) as [[unknown, number], unknown, [unknown, number]];
-    return { count, resetMs: Math.max(0, ttl) };
-  }
-
-  /** Failed sign-ins from `client` in the current window, and its remaining ms. */
-  async failures(client: string): Promise<{ count: number; resetMs: number }> {
-    const { redis } = this.connection;
-    const key = `${this.connection.prefix}admin:signin-fail:${client}`;
-    const [[, count], [, ttl]] = (await this.connection.guard(() => redis.multi().get(key).pttl(key).exec())) as [
-      [unknown, string | null],
-      [unknown, number],
-    ];
-    return { count: Number(count ?? 0), resetMs: Math.max(0, ttl) };
+    const multi = redis.multi();
+    for (const subject of subjects) {
+      const key = `${this.connection.prefix}admin:refusals:${subject}`;
+      multi.incr(key).pexpire(key, windowMs, 'NX').pttl(key);
+    }
+    const replies = ((await this.connection.guard(() => multi.exec())) ?? []) as Array<[unknown, number]>;
+    return subjects.map((_, i) => ({ count: Number(replies[3 * i]![1]), resetMs: Math.max(0, Number(replies[3 * i + 2]![1])) }));
   }
 
   /** Keeps an OpenID Connect sign-in's PKCE verifier, state and nonce until the provider redirects back. */
