@@ -3,7 +3,7 @@
  * `EmbeddingEngine` interface; refusals (too long, overloaded, not ready) are values.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { Batcher, type BatchLimits, type BatchObserver } from './batcher.js';
+import { Batcher, type BatchLimits, type BatchObserver, type Lane } from './batcher.js';
 import { admitInput, contextLengthMessage, instructed, type TruncationPolicy } from './tokens.js';
 import { API_DIMENSIONS, readManifest, type ModelManifest } from '../../../contract/model-manifest.js';
 import { startModelRunner, type EmbedRows } from '../model/runner.js';
@@ -18,6 +18,8 @@ export interface EmbedRequest {
   readonly policy: TruncationPolicy;
   /** Aborted when the client goes away; its queued inputs are then dropped. */
   readonly signal?: AbortSignal;
+  /** `batch`: a Batch API line, run only on capacity online requests leave idle. Default online. */
+  readonly lane?: Lane;
   /**
    * Asked once the exact token count is known, before any model work (token limits hold before
    * the work is done); false refuses the request, which then never reaches the queue.
@@ -118,7 +120,7 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
       const tokenizeMs = performance.now() - tokenizeStart;
       const promptTokens = rows.reduce((n, r) => n + r.length, 0);
       if (request.admit && !(await request.admit(promptTokens))) return { kind: 'refused' };
-      const outcome = await batcher.submit(request.tenant, rows, request.signal);
+      const outcome = await batcher.submit(request.tenant, rows, request.signal, request.lane);
       if (!outcome.ok) return { kind: outcome.reason };
       const timing = { tokenizeMs, queueMs: outcome.queueMs, inferenceMs: outcome.inferenceMs };
       return { kind: 'embedded', vectors: outcome.vectors, promptTokens, timing, truncated };

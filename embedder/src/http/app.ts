@@ -20,6 +20,7 @@ import { JSON_MEDIA_TYPE, registerMethodNotAllowed, registerOperations } from '.
 import { CountsOnlyLogController, outcomeOf, safeSerializers } from '../telemetry/request-log.js';
 import { REQUEST_ID_RULE } from '../settlement/settlement.js';
 import { requireGrant } from './grant.js';
+import { batchRoutes, type BatchApi } from './batch-routes.js';
 
 export interface AppDeps {
   readonly config: Pick<EmbedderConfig, 'logLevel' | 'retryAfterSeconds' | 'grantSecret' | 'settlementTimeoutMs' | 'metricsToken'>;
@@ -36,6 +37,8 @@ export interface AppDeps {
   readonly now?: () => number;
   /** The served model's fingerprint (`x-model-fingerprint`); main.ts computes it at start-up. */
   readonly modelFingerprint?: string;
+  /** The Batch API (files, batches); absent, its routes answer 404. */
+  readonly batch?: BatchApi;
 }
 
 /** The longest client request id echoed back (the document's RequestId maxLength). */
@@ -93,7 +96,8 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     });
   });
   deps.metrics.watchQueue(() => ({ inputs: deps.engine.queuedInputs(), tokens: deps.engine.queuedTokens() }));
-  requireGrant(app, ['/v1/embeddings'], deps.config.grantSecret, deps.config.retryAfterSeconds);
+  const batch = batchRoutes(app, deps.batch);
+  requireGrant(app, ['/v1/embeddings'], deps.config.grantSecret, deps.config.retryAfterSeconds, Date.now, batch.urls);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
@@ -105,6 +109,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
       modelFingerprint: deps.modelFingerprint,
     }),
     getHealth,
+    ...batch.handlers,
   });
   app.get('/ready', readyHandler(deps.engine, deps.settlement, deps.config.retryAfterSeconds, deps.draining));
   registerMethodNotAllowed(app, '/ready', ['GET']);

@@ -16,17 +16,23 @@ declare module 'fastify' {
   }
 }
 
-/** Refuses, on POSTs to `paths`, every request without a valid grant; 401 for none or a forged one, 503 for an expired one. */
+/**
+ * Refuses, on POSTs to `paths` and on any method of `allMethods` (the Batch API, whose reads are
+ * an organization's data too), every request without a valid grant; 401 for none or a forged
+ * one, 503 for an expired one.
+ */
 export function requireGrant(
   app: FastifyInstance,
   paths: readonly string[],
   secret: string,
   retryAfterSeconds: number,
   now: () => number = Date.now,
+  allMethods: readonly string[] = [],
 ): void {
   app.decorateRequest('grant', null);
   app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (request.method !== 'POST' || !paths.includes(request.routeOptions.url ?? '')) return;
+    const url = request.routeOptions.url ?? '';
+    if (!allMethods.includes(url) && (request.method !== 'POST' || !paths.includes(url))) return;
     const checked = verifyGrant(request.headers[GRANT_HEADER], secret, now());
     if (checked.ok) {
       request.grant = checked.claims;

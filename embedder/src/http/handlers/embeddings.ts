@@ -25,9 +25,10 @@ const NOT_ENABLED = 'The organization has no access to the requested model, or i
  * Checks what the schema cannot (served and granted model, dimensions, truncation value), in
  * the spec's order. `grantedModel` is authz's grant for this very request (absent when the
  * organization may not use the model, or when the request did not pass authz): the embedder
- * serves that model and nothing else, so no parse of the body elsewhere can widen access.
+ * serves that model and nothing else, so no parse of the body elsewhere can widen access. A
+ * Batch API line passes the same checks (batch-line.ts), with its batch's granted model.
  */
-function checkRequest(
+export function checkRequest(
   body: EmbeddingRequest,
   engine: Pick<EmbeddingEngine, 'modelId' | 'maxTokens'>,
   grantedModel: string | undefined,
