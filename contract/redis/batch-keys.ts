@@ -36,10 +36,13 @@ export function batchAclRules(glob: string): string[] {
   const batch = `~${glob}b:*`;
   const queue = `~${glob}bq:*`;
   const readOnly = [`%R~${glob}org:*`, `%R~${glob}budget:*`];
+  // The organization and budget keys are declared to FCALL (which needs them at the top level);
+  // the only command any selector allows on them is HGET, so they stay read-only.
   return [
     batch,
     queue,
-    ...readOnly,
+    `~${glob}org:*`,
+    `~${glob}budget:*`,
     `(+hget +hset +hsetnx +hincrby +hgetall +pexpire +zadd +zrange +zrem ${batch})`,
     `(+xadd +xgroup|create +xreadgroup +xautoclaim +xclaim +xack +xpending +xtrim +zadd +zrange +zrem +zincrby ${queue})`,
     `(+hget ${readOnly.join(' ')})`,

@@ -72,7 +72,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // A media type containing "json" is parsed as JSON (spec rule 1) by the gateway's one strict
   // parser (json-body.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (request, body, done) => {
+    // An operation without a body (POST /v1/batches/{id}/cancel), sent as an empty JSON request
+    // by the OpenAI Python SDK, has nothing to parse.
+    if ((body as Buffer).length === 0 && !request.routeOptions.schema?.body) return done(null, undefined);
     try {
       done(null, parseJsonBody(body as Buffer));
     } catch (error) {

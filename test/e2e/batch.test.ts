@@ -1,0 +1,123 @@
+/**
+ * The Batch API through the whole gateway (real Envoy over HTTPS, authz, Redis, the default
+ * model, the embedder as its restricted Redis user), driven by the official OpenAI SDKs as a user
+ * runs them: upload, create, poll, download, list, cancel, delete. Plus what only the edge can
+ * show: an upload larger than the 1 MiB body buffer streams through, a keyless upload is refused
+ * on its headers, and each embedded line is one usage record of kind `batch`.
+ */
+import { execFile, execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { orgWithKey } from '../support/stack-admin.js';
+import { redisUrl, repoRoot, startStack, type Stack } from '../support/stack.js';
+
+const run = promisify(execFile);
+const LINES = 50;
+let stack: Stack;
+
+beforeAll(async () => {
+  stack = await startStack(undefined, {}, { BATCH_POLL_MS: '50' });
+}, 300_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+const env = (label: string) => ({
+  PATH: process.env.PATH ?? '',
+  HOME: process.env.HOME ?? '',
+  NODE_EXTRA_CA_CERTS: stack.dirs.caFile,
+  GATEWAY_BASE_URL: stack.baseUrl,
+  GATEWAY_CA: stack.dirs.caFile,
+  MODEL: stack.svc.modelId,
+  KEY: orgWithKey(stack, label).key,
+  LINES: String(LINES),
+});
+
+/** The usage stream's batch records for `batch`: one per embedded line. */
+function batchUsage(batch: string): string[] {
+  const out = execFileSync('redis-cli', ['-u', redisUrl, '--no-raw', 'XRANGE', `${stack.svc.redisKeyPrefix}usage`, '-', '+'], { encoding: 'utf8' });
+  return [...out.matchAll(/"request_id"\n\s*\d+\) "([^"]+)"/g)].map((m) => m[1]!).filter((id) => id.startsWith(`${batch}:`));
+}
+
+function expectReport(report: any) {
+  expect(report.uploaded).toMatchObject({ purpose: 'batch', filename: 'notes.jsonl' });
+  expect(report.created).toBe('in_progress');
+  expect(report.done).toEqual({ status: 'completed', counts: { total: LINES, completed: LINES, failed: 0 } });
+  expect([...report.customIds].sort()).toEqual(Array.from({ length: LINES }, (_, i) => `note-${i}`).sort());
+  expect(new Set(report.dims)).toEqual(new Set([1024]));
+  expect(report.cancelling).toBe('cancelling');
+  expect(report.cancelled.status).toBe('cancelled');
+  expect(report.cancelled.counts.completed).toBeLessThan(40 * LINES);
+  expect(report.deleted).toBe(true);
+  expect(report.afterDelete).toBe(404);
+  // Billed once per line, as batch work; the cancelled batch only for the lines it completed.
+  expect(new Set(batchUsage(report.batchId)).size).toBe(LINES);
+  expect(batchUsage(report.batchId)).toHaveLength(LINES);
+  expect(batchUsage(report.secondId)).toHaveLength(report.cancelled.counts.completed);
+}
+
+describe('the Batch API with the official SDKs', () => {
+  it('the OpenAI Node SDK: upload, create, poll, download, list, cancel, delete', async () => {
+    const { stdout } = await run(process.execPath, ['--import', 'tsx', join(repoRoot, 'test/e2e/sdk/batch-node.ts')], {
+      cwd: repoRoot,
+      env: env('batch-node'),
+    });
+    const report = JSON.parse(stdout);
+    expectReport(report);
+    expect(report.listedIds).toContain(report.batchId);
+    expect(report.fileIds).toContain(report.uploaded.id);
+  }, 180_000);
+
+  it('the OpenAI Python SDK: upload, create, poll, download, cancel, delete', async () => {
+    const { stdout } = await run(join(repoRoot, '.venv/bin/python'), [join(repoRoot, 'test/e2e/sdk/batch_python.py')], {
+      cwd: repoRoot,
+      env: env('batch-py'),
+    });
+    expectReport(JSON.parse(stdout));
+  }, 180_000);
+});
+
+function multipart(content: Buffer): { body: Buffer; type: string } {
+  const boundary = `b${randomBytes(8).toString('hex')}`;
+  const head = `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.jsonl"\r\n\r\n`;
+  return { body: Buffer.concat([Buffer.from(head), content, Buffer.from(`\r\n--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` };
+}
+
+describe('uploads at the edge', () => {
+  it('an upload of several MiB streams past the 1 MiB body buffer', async () => {
+    const key = orgWithKey(stack, 'batch-big').key;
+    const line = (i: number) => JSON.stringify({ custom_id: `n${i}`, method: 'POST', url: '/v1/embeddings', body: { model: stack.svc.modelId, input: 'x'.repeat(400) } });
+    const content = Buffer.from(Array.from({ length: 8000 }, (_, i) => line(i)).join('\n'));
+    expect(content.length).toBeGreaterThan(3 * 1024 * 1024);
+    const form = multipart(content);
+    const res = await stack.request({ method: 'POST', path: '/v1/files', headers: { authorization: `Bearer ${key}`, 'content-type': form.type }, body: form.body });
+    expect(res.status, res.body).toBe(200);
+    expect(res.json().bytes).toBe(content.length + 1);
+  }, 60_000);
+
+  it('a keyless upload is refused on its headers, while its body is still unsent', async () => {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: 'localhost',
+          port: stack.ports.gateway,
+          ca: stack.ca,
+          method: 'POST',
+          path: '/v1/files',
+          headers: { 'content-type': 'multipart/form-data; boundary=zz', 'content-length': String(100 * 1024 * 1024) },
+        },
+        (res) => {
+          resolve(res.statusCode ?? 0);
+          req.destroy();
+        },
+      );
+      req.on('error', reject);
+      req.write(Buffer.alloc(16 * 1024));
+    });
+    expect(status).toBe(401);
+  });
+});
