@@ -10,7 +10,6 @@ import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } fr
 import { readRedisSettings, type RedisSettings } from '../../contract/redis-target.js';
 import { readSecret, readToken } from '../../contract/secrets.js';
 
-
 export interface EmbedderConfig {
   readonly host: string;
   readonly port: number;
@@ -79,7 +78,10 @@ function readKeyText(read: EnvReader, root: string): string | undefined {
   }
   const text = direct ?? readFileSync(file, 'utf8');
   if (KEY_LINES.test(text)) return text;
-  read.problem(direct !== undefined ? 'BATCH_KEK' : `BATCH_KEK_FILE (${file})`, 'hold one or two keys, one per line, each 64 hex characters or base64 of 32 bytes');
+  read.problem(
+    direct !== undefined ? 'BATCH_KEK' : `BATCH_KEK_FILE (${file})`,
+    'hold one or two keys, one per line, each 64 hex characters or base64 of 32 bytes',
+  );
   return undefined;
 }
 
@@ -92,7 +94,7 @@ function readStore(read: EnvReader, root: string): BatchConfig['store'] {
 }
 
 /** The Batch API's settings (BATCH_*), or undefined (the API off) when no key-encryption key is given. */
-export function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined {
+function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined {
   const keys = readKeyText(read, root);
   const store = readStore(read, root);
   const keyFile = read.optional('BATCH_KEK_FILE');

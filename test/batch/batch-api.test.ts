@@ -11,7 +11,15 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { captureLogs, ensureTestModel, scrapeMetrics, startTestEmbedder, testGrant, TEST_MODEL_ID, type TestEmbedder } from '../support/embedder-app.js';
+import {
+  captureLogs,
+  ensureTestModel,
+  scrapeMetrics,
+  startTestEmbedder,
+  testGrant,
+  TEST_MODEL_ID,
+  type TestEmbedder,
+} from '../support/embedder-app.js';
 import { TEST_REDIS_URL } from '../support/redis-store.js';
 import { addOrg } from '../authz/fixtures.js';
 
@@ -52,7 +60,11 @@ function multipart(content: string, purpose = 'batch', filename = 'notes.jsonl')
   return { body, type: `multipart/form-data; boundary=${boundary}` };
 }
 
-const call = (method: 'GET' | 'POST' | 'DELETE', url: string, options: { org?: string; json?: unknown; raw?: { body: Buffer; type: string } } = {}) =>
+const call = (
+  method: 'GET' | 'POST' | 'DELETE',
+  url: string,
+  options: { org?: string; json?: unknown; raw?: { body: Buffer; type: string } } = {},
+) =>
   embedder.app.inject({
     method,
     url,
@@ -95,7 +107,9 @@ const jsonl = (text: string) =>
 
 describe('the Batch API', () => {
   it('runs a file to completion: one output line per good line, bad lines in the error file with the online codes', async () => {
-    const good = Array.from({ length: 70 }, (_, i) => line(`ok-${i}`, { input: [`${CANARY} sentence ${i}`, 'second'], input_type: i % 2 ? 'query' : 'document' }));
+    const good = Array.from({ length: 70 }, (_, i) =>
+      line(`ok-${i}`, { input: [`${CANARY} sentence ${i}`, 'second'], input_type: i % 2 ? 'query' : 'document' }),
+    );
     const bad = [
       line('dims', { input: CANARY, dimensions: 256 }),
       line('model', { input: CANARY, model: 'another-model' }),
@@ -117,7 +131,9 @@ describe('the Batch API', () => {
       expect(o.response.body.data[0].embedding).toHaveLength(1024);
       expect(o.id).toMatch(/^batch_req_[0-9a-f]{32}$/);
     }
-    const errors = Object.fromEntries(jsonl((await call('GET', `/v1/files/${batch.error_file_id}/content`)).body).map((e) => [e.custom_id, e]));
+    const errors = Object.fromEntries(
+      jsonl((await call('GET', `/v1/files/${batch.error_file_id}/content`)).body).map((e) => [e.custom_id, e]),
+    );
     expect(errors.dims.response.body.code).toBe('invalid_request');
     expect(errors.model.response.body.code).toBe('model_not_enabled');
     expect(errors.model.response.status_code).toBe(403);
@@ -125,9 +141,13 @@ describe('the Batch API', () => {
     expect(errors.empty.response.body).toMatchObject({ code: 'invalid_body', detail: 'input: must contain at least 1 item' });
 
     // Billed once per embedded line, as batch work, with the batch's key and model.
-    const usage = execFileSync('redis-cli', ['-u', TEST_REDIS_URL, 'XRANGE', `${embedder.authz.store.connection.keys.prefix}usage`, '-', '+'], {
-      encoding: 'utf8',
-    });
+    const usage = execFileSync(
+      'redis-cli',
+      ['-u', TEST_REDIS_URL, 'XRANGE', `${embedder.authz.store.connection.keys.prefix}usage`, '-', '+'],
+      {
+        encoding: 'utf8',
+      },
+    );
     const batchRecords = usage.split('\n').filter((l) => l.trim() === created.id).length;
     expect(batchRecords).toBe(70);
   }, 120_000);
@@ -171,11 +191,15 @@ describe('the Batch API', () => {
     expect(malformed.json()).toMatchObject({ code: 'invalid_body', detail: expect.stringMatching(/^file: line 2: /) });
     const purpose = await call('POST', '/v1/files', { raw: multipart(line('a', { input: 'x' }), 'fine-tune') });
     expect(purpose.json()).toMatchObject({ code: 'invalid_body', detail: 'purpose: must be batch' });
-    const garbage = await call('POST', '/v1/files', { raw: { body: Buffer.from('not multipart at all'), type: 'multipart/form-data; boundary=zz' } });
+    const garbage = await call('POST', '/v1/files', {
+      raw: { body: Buffer.from('not multipart at all'), type: 'multipart/form-data; boundary=zz' },
+    });
     expect(garbage.statusCode).toBe(400);
     const noGrant = await embedder.app.inject({ method: 'GET', url: '/v1/files' });
     expect(noGrant.statusCode).toBe(401);
-    const endpoint = await call('POST', '/v1/batches', { json: { input_file_id: 'file-0', endpoint: '/v1/chat/completions', completion_window: '24h' } });
+    const endpoint = await call('POST', '/v1/batches', {
+      json: { input_file_id: 'file-0', endpoint: '/v1/chat/completions', completion_window: '24h' },
+    });
     expect(endpoint.json()).toMatchObject({ code: 'invalid_body', detail: 'endpoint: must be /v1/embeddings' });
     expect((await call('GET', '/v1/batches/batch_nope')).statusCode).toBe(404);
   });
@@ -213,10 +237,17 @@ describe('the Batch API', () => {
     expect(files.length).toBeGreaterThan(0);
     for (const path of files) expect(readFileSync(path).includes(Buffer.from('CANARY-'))).toBe(false);
     const prefix = embedder.authz.store.connection.keys.prefix;
-    const dump = execFileSync('bash', ['-c', `redis-cli -u ${TEST_REDIS_URL} --scan --pattern '${prefix}*' | while read k; do redis-cli -u ${TEST_REDIS_URL} DUMP "$k"; done`], {
-      encoding: 'latin1',
-      maxBuffer: 64 * 1024 * 1024,
-    });
+    const dump = execFileSync(
+      'bash',
+      [
+        '-c',
+        `redis-cli -u ${TEST_REDIS_URL} --scan --pattern '${prefix}*' | while read k; do redis-cli -u ${TEST_REDIS_URL} DUMP "$k"; done`,
+      ],
+      {
+        encoding: 'latin1',
+        maxBuffer: 64 * 1024 * 1024,
+      },
+    );
     expect(dump).not.toContain('CANARY-');
     expect(logs.text()).not.toContain('CANARY-');
     expect(await scrapeMetrics(embedder.app)).not.toContain('CANARY-');

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { linesOf, MAX_LINE_BYTES, SEGMENT_MAX_LINES, segmentLines } from '../../embedder/src/batch/jsonl.js';
 import { parseJsonBody } from '../../embedder/src/http/json-body.js';
-import { ProblemError } from '../../openapi/problems.js';
+import type { ProblemError } from '../../openapi/problems.js';
 
 const line = (id: string, input: unknown = 'text') =>
   JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/embeddings', body: { model: 'm', input } });

@@ -2,7 +2,8 @@
  * embedder/src shows its layers in its folders, and the imports keep to them: main.ts (the
  * composition root) wires everything; http/ is the edge; telemetry/ observes core/ and
  * settlement/ from outside (it wraps them, they never call it); core/ batches work onto model/;
- * settlement/ and model/ import no other layer. config.ts is the parsed settings, a leaf any
+ * settlement/ and model/ import no other layer; batch/ (files, queue, workers) sits between http/ and
+ * core/. config.ts is the parsed settings, a leaf any
  * layer may read. A new top-level file or folder fails here until it is given a layer.
  */
 import { readFileSync } from 'node:fs';
@@ -15,8 +16,11 @@ const SRC = join(repoRoot, 'embedder', 'src');
 
 /** Each layer and the layers it may import (besides itself and anything outside embedder/src). */
 const MAY_IMPORT: Readonly<Record<string, readonly string[]>> = {
-  main: ['config', 'http', 'telemetry', 'core', 'settlement', 'model'],
-  http: ['config', 'telemetry', 'core', 'settlement', 'model'],
+  main: ['config', 'http', 'telemetry', 'batch', 'core', 'settlement', 'model'],
+  http: ['config', 'telemetry', 'batch', 'core', 'settlement', 'model'],
+  // The Batch API's files, queue and workers: below the edge (which holds the line's rules and
+  // hands them in), above the engine and the settlement it runs lines through.
+  batch: ['config', 'core', 'settlement'],
   telemetry: ['config', 'core', 'settlement'],
   core: ['config', 'settlement', 'model'],
   settlement: ['config'],
@@ -30,6 +34,8 @@ const OWNED_PACKAGES: Readonly<Record<string, string>> = {
   '@huggingface/tokenizers': 'model',
   'prom-client': 'telemetry',
   ioredis: 'settlement',
+  pg: 'batch',
+  '@fastify/busboy': 'http',
   '@opentelemetry/sdk-trace-node': 'telemetry',
   '@opentelemetry/exporter-trace-otlp-proto': 'telemetry',
   '@opentelemetry/resources': 'telemetry',

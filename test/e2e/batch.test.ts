@@ -39,7 +39,9 @@ const env = (label: string) => ({
 
 /** The usage stream's batch records for `batch`: one per embedded line. */
 function batchUsage(batch: string): string[] {
-  const out = execFileSync('redis-cli', ['-u', redisUrl, '--no-raw', 'XRANGE', `${stack.svc.redisKeyPrefix}usage`, '-', '+'], { encoding: 'utf8' });
+  const out = execFileSync('redis-cli', ['-u', redisUrl, '--no-raw', 'XRANGE', `${stack.svc.redisKeyPrefix}usage`, '-', '+'], {
+    encoding: 'utf8',
+  });
   return [...out.matchAll(/"request_id"\n\s*\d+\) "([^"]+)"/g)].map((m) => m[1]!).filter((id) => id.startsWith(`${batch}:`));
 }
 
@@ -84,17 +86,31 @@ describe('the Batch API with the official SDKs', () => {
 function multipart(content: Buffer): { body: Buffer; type: string } {
   const boundary = `b${randomBytes(8).toString('hex')}`;
   const head = `--${boundary}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="big.jsonl"\r\n\r\n`;
-  return { body: Buffer.concat([Buffer.from(head), content, Buffer.from(`\r\n--${boundary}--\r\n`)]), type: `multipart/form-data; boundary=${boundary}` };
+  return {
+    body: Buffer.concat([Buffer.from(head), content, Buffer.from(`\r\n--${boundary}--\r\n`)]),
+    type: `multipart/form-data; boundary=${boundary}`,
+  };
 }
 
 describe('uploads at the edge', () => {
   it('an upload of several MiB streams past the 1 MiB body buffer', async () => {
     const key = orgWithKey(stack, 'batch-big').key;
-    const line = (i: number) => JSON.stringify({ custom_id: `n${i}`, method: 'POST', url: '/v1/embeddings', body: { model: stack.svc.modelId, input: 'x'.repeat(400) } });
+    const line = (i: number) =>
+      JSON.stringify({
+        custom_id: `n${i}`,
+        method: 'POST',
+        url: '/v1/embeddings',
+        body: { model: stack.svc.modelId, input: 'x'.repeat(400) },
+      });
     const content = Buffer.from(Array.from({ length: 8000 }, (_, i) => line(i)).join('\n'));
     expect(content.length).toBeGreaterThan(3 * 1024 * 1024);
     const form = multipart(content);
-    const res = await stack.request({ method: 'POST', path: '/v1/files', headers: { authorization: `Bearer ${key}`, 'content-type': form.type }, body: form.body });
+    const res = await stack.request({
+      method: 'POST',
+      path: '/v1/files',
+      headers: { authorization: `Bearer ${key}`, 'content-type': form.type },
+      body: form.body,
+    });
     expect(res.status, res.body).toBe(200);
     expect(res.json().bytes).toBe(content.length + 1);
   }, 60_000);

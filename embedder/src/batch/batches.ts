@@ -34,7 +34,9 @@ export function batchView(record: BatchRecord) {
     object: 'batch' as const,
     endpoint: '/v1/embeddings',
     model: record.model || null,
-    errors: record.error ? { object: 'list', data: [{ code: record.error, message: 'The batch could not read its input file.', param: null, line: null }] } : null,
+    errors: record.error
+      ? { object: 'list', data: [{ code: record.error, message: 'The batch could not read its input file.', param: null, line: null }] }
+      : null,
     input_file_id: record.inputFileId,
     completion_window: '24h',
     status: record.status,

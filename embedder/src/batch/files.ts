@@ -99,7 +99,10 @@ export class BatchFiles {
   }
 
   /** The organization's files, newest first, after the cursor `after` (a file id), at most `limit`. */
-  async list(org: string, options: { after?: string; limit: number; purpose?: string }): Promise<{ files: StoredFile[]; hasMore: boolean }> {
+  async list(
+    org: string,
+    options: { after?: string; limit: number; purpose?: string },
+  ): Promise<{ files: StoredFile[]; hasMore: boolean }> {
     let files = await this.deps.store.listFiles(org);
     if (options.purpose) files = files.filter((f) => f.purpose === options.purpose);
     if (options.after) {

@@ -89,7 +89,12 @@ export async function* segmentLines(chunks: AsyncIterable<Buffer>, parse: LinePa
     seen.add(digest);
     if (seen.size > limits.maxLines) throw new ProblemError('payload_too_large', `file: must hold at most ${limits.maxLines} requests`);
     let full: Segment | undefined;
-    if (currentLines > 0 && (currentLines >= SEGMENT_MAX_LINES || currentInputs + inputs > SEGMENT_MAX_INPUTS || currentBytes + text.length + 1 > SEGMENT_MAX_BYTES)) {
+    if (
+      currentLines > 0 &&
+      (currentLines >= SEGMENT_MAX_LINES ||
+        currentInputs + inputs > SEGMENT_MAX_INPUTS ||
+        currentBytes + text.length + 1 > SEGMENT_MAX_BYTES)
+    ) {
       full = cut();
     }
     current.push(text, Buffer.from('\n'));

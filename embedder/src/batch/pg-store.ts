@@ -35,8 +35,8 @@ export async function openPostgresStore(options: PostgresStoreOptions): Promise<
   // A dropped idle connection is replaced on the next query; the event only keeps it from crashing the process.
   pool.on('error', () => undefined);
   await pool.query(SCHEMA);
-  const rowsOf = async (text: string, values: unknown[]) => (await pool.query(text, values)).rows as Array<Record<string, any>>;
-  const record = (row: Record<string, any>): StoredFile => row.record as StoredFile;
+  const rowsOf = async (text: string, values: unknown[]) => (await pool.query(text, values)).rows as Array<Record<string, unknown>>;
+  const record = (row: Record<string, unknown>): StoredFile => row.record as StoredFile;
 
   return {
     async putPart(group, index, sealed) {

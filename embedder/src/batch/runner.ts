@@ -54,8 +54,12 @@ function segmentAdmission(count: number, admitAll: (lines: Array<{ index: number
     const batch = asks.splice(0);
     settled += batch.length;
     admitAll(batch).then(
-      (answers) => batch.forEach((ask, i) => ask.resolve(answers[i] ?? 'stopped')),
-      (error: unknown) => batch.forEach((ask) => ask.reject(error)),
+      (answers) => {
+        for (const [i, ask] of batch.entries()) ask.resolve(answers[i] ?? 'stopped');
+      },
+      (error: unknown) => {
+        for (const ask of batch) ask.reject(error);
+      },
     );
   };
   return {

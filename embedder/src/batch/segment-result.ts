@@ -19,12 +19,12 @@ export interface SegmentResult {
 }
 
 /** `batch_req_` and 32 hex characters, the same for the same batch and line. */
-export function requestLineId(batch: string, line: number): string {
+function requestLineId(batch: string, line: number): string {
   return `batch_req_${createHash('sha256').update(`${batch}:${line}`).digest('hex').slice(0, 32)}`;
 }
 
 /** The request id a line's usage record and its output line carry. */
-export const lineRequestId = (batch: string, line: number): string => `${batch}:${line}`;
+const lineRequestId = (batch: string, line: number): string => `${batch}:${line}`;
 
 /** One error line for a request that never ran (expired before its turn). */
 export function neverRanLine(batch: string, line: number, customId: string, code: string, message: string): string {

@@ -82,7 +82,13 @@ export class Batcher {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.queues = new TenantQueues(limits);
-    this.background = new TenantQueues({ ...limits, maxQueueInputs: Infinity, maxQueueTokens: Infinity, maxTenantInputs: Infinity, maxTenantTokens: Infinity });
+    this.background = new TenantQueues({
+      ...limits,
+      maxQueueInputs: Infinity,
+      maxQueueTokens: Infinity,
+      maxTenantInputs: Infinity,
+      maxTenantTokens: Infinity,
+    });
     this.smallBudget = {
       maxBatchTokens: Math.max(1, Math.floor(limits.maxBatchTokens / BACKGROUND_SHARE)),
       maxBatchSize: Math.max(1, Math.floor(limits.maxBatchSize / BACKGROUND_SHARE)),

@@ -18,11 +18,31 @@ export interface BatchApi {
   readonly limits: FileLimits;
 }
 
-const URLS = ['/v1/files', '/v1/files/:file_id', '/v1/files/:file_id/content', '/v1/batches', '/v1/batches/:batch_id', '/v1/batches/:batch_id/cancel'];
-const OPERATIONS = ['createFile', 'listFiles', 'retrieveFile', 'downloadFile', 'deleteFile', 'createBatch', 'listBatches', 'retrieveBatch', 'cancelBatch'];
+const URLS = [
+  '/v1/files',
+  '/v1/files/:file_id',
+  '/v1/files/:file_id/content',
+  '/v1/batches',
+  '/v1/batches/:batch_id',
+  '/v1/batches/:batch_id/cancel',
+];
+const OPERATIONS = [
+  'createFile',
+  'listFiles',
+  'retrieveFile',
+  'downloadFile',
+  'deleteFile',
+  'createBatch',
+  'listBatches',
+  'retrieveBatch',
+  'cancelBatch',
+];
 
 /** Registers the multipart parser and returns the handlers and the URLs that need a grant. */
-export function batchRoutes(app: FastifyInstance, api: BatchApi | undefined): { handlers: Record<string, RouteHandlerMethod>; urls: string[] } {
+export function batchRoutes(
+  app: FastifyInstance,
+  api: BatchApi | undefined,
+): { handlers: Record<string, RouteHandlerMethod>; urls: string[] } {
   // The body is left unread here: the upload handler streams it (http/multipart.ts).
   app.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null, undefined));
   if (!api) {

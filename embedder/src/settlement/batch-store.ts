@@ -35,7 +35,7 @@ export interface BatchRecord {
   readonly error: string;
 }
 
-export type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'cancelling' | 'cancelled' | 'expired';
+type BatchStatus = 'validating' | 'in_progress' | 'finalizing' | 'completed' | 'failed' | 'cancelling' | 'cancelled' | 'expired';
 type BatchTime =
   | 'created_at'
   | 'in_progress_at'
@@ -59,7 +59,7 @@ const TIMES: readonly BatchTime[] = [
 ];
 
 /** What a new batch is: its id, input, size and the wrapped keys of its output files. */
-export interface NewBatch {
+interface NewBatch {
   readonly id: string;
   readonly inputFileId: string;
   readonly segments: number;
@@ -68,7 +68,7 @@ export interface NewBatch {
   readonly dataKeys: { readonly output: string; readonly error: string };
 }
 
-export type OpenReply = { readonly kind: 'opened' | 'reopened'; readonly batchId: string } | { readonly kind: 'expired' | 'used' };
+type OpenReply = { readonly kind: 'opened' | 'reopened'; readonly batchId: string } | { readonly kind: 'expired' | 'used' };
 
 /** One line's admission: run it, or why not. */
 export type LineAdmission = 'admitted' | 'recorded' | 'failed' | 'stopped' | 'model_not_enabled' | 'over_budget';
@@ -120,7 +120,7 @@ export interface BatchStoreOptions extends RedisTarget {
 }
 
 /** The month's UTC days through `now`'s: the daily counters a hard-stop budget adds up. */
-export function monthDays(now: number): string[] {
+function monthDays(now: number): string[] {
   const date = new Date(now);
   const days: string[] = [];
   for (let day = 1; day <= date.getUTCDate(); day += 1) days.push(utcDay(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), day)));
@@ -165,7 +165,7 @@ export function openBatchStore(options: BatchStoreOptions): BatchSettlement & Ba
     retryStrategy: (times) => Math.min(50 * times, 1000),
   });
   redis.on('error', () => undefined);
-  const call = async (command: 'FCALL' | 'FCALL_RO', name: string, keyNames: string[], args: Array<string | number>): Promise<any> => {
+  const call = async (command: 'FCALL' | 'FCALL_RO', name: string, keyNames: string[], args: Array<string | number>): Promise<unknown> => {
     try {
       return await redis.call(command, name, keyNames.length, ...keyNames, ...args);
     } catch (error) {
@@ -180,7 +180,19 @@ export function openBatchStore(options: BatchStoreOptions): BatchSettlement & Ba
         'FCALL',
         'ctg_batch_open',
         [settle.settle(grant.uid), keys.record(grant.org, batch.id), keys.index(grant.org), keys.stream(grant.org), keys.active, keys.open],
-        [grant.org, batch.id, grant.key, grant.model, batch.inputFileId, batch.segments, batch.lines, batch.windowMs, grant.exp, batch.dataKeys.output, batch.dataKeys.error],
+        [
+          grant.org,
+          batch.id,
+          grant.key,
+          grant.model,
+          batch.inputFileId,
+          batch.segments,
+          batch.lines,
+          batch.windowMs,
+          grant.exp,
+          batch.dataKeys.output,
+          batch.dataKeys.error,
+        ],
       )) as [number, string];
       const kind = (['opened', 'reopened', 'expired', 'used'] as const)[Number(reply[0])] ?? 'used';
       return kind === 'opened' || kind === 'reopened' ? { kind, batchId: reply[1] } : { kind };
@@ -206,13 +218,20 @@ export function openBatchStore(options: BatchStoreOptions): BatchSettlement & Ba
       return { recorded: Number(reply[0]), failed: Number(reply[1]), ended: Number(reply[2]) === 1 };
     },
     async finish(org, batch, files, keepMs) {
-      return String(await call('FCALL', 'ctg_batch_finish', [...recordKeys(org, batch), keys.open], [org, files.output, files.error, keepMs]));
+      return String(
+        await call('FCALL', 'ctg_batch_finish', [...recordKeys(org, batch), keys.open], [org, files.output, files.error, keepMs]),
+      );
     },
     async get(org, batch) {
       return decodeRecord((await call('FCALL_RO', 'ctg_batch_get', [keys.record(org, batch)], [])) as string[]);
     },
     async claim(consumer, leaseMs) {
-      const reply = (await call('FCALL', 'ctg_batch_claim', [keys.active], [consumer, leaseMs, keys.queuePrefix, keys.recordPrefix])) as string[];
+      const reply = (await call(
+        'FCALL',
+        'ctg_batch_claim',
+        [keys.active],
+        [consumer, leaseMs, keys.queuePrefix, keys.recordPrefix],
+      )) as string[];
       if (reply.length < 5) return null;
       const [org, batch, segment, entryId, task] = reply as [string, string, string, string, 'run' | 'finalize'];
       return { org, batch, segment: Number(segment), entryId, task };

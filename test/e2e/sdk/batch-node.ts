@@ -9,7 +9,12 @@ const client = new OpenAI({ baseURL: `${process.env.GATEWAY_BASE_URL}/v1`, apiKe
 const model = process.env.MODEL!;
 const lines = Number(process.env.LINES ?? 50);
 const request = (i: number) =>
-  JSON.stringify({ custom_id: `note-${i}`, method: 'POST', url: '/v1/embeddings', body: { model, input: `Patient ${i} denies chest pain.` } });
+  JSON.stringify({
+    custom_id: `note-${i}`,
+    method: 'POST',
+    url: '/v1/embeddings',
+    body: { model, input: `Patient ${i} denies chest pain.` },
+  });
 
 async function poll(id: string, until: readonly string[]) {
   for (;;) {

@@ -40,7 +40,12 @@ export function fileHandlers(files: BatchFiles, limits: FileLimits): Record<stri
       const query = listQuery(request, 10_000);
       const purpose = (request.query as Record<string, unknown>).purpose;
       const listed = await files.list(orgOf(request), { ...query, ...(typeof purpose === 'string' ? { purpose } : {}) });
-      return reply.type(JSON_CONTENT_TYPE).send(page(listed.files.map((f) => files.view(f)), listed.hasMore));
+      return reply.type(JSON_CONTENT_TYPE).send(
+        page(
+          listed.files.map((f) => files.view(f)),
+          listed.hasMore,
+        ),
+      );
     },
     async retrieveFile(request: FastifyRequest, reply: FastifyReply) {
       const file = await files.get(orgOf(request), (request.params as { file_id: string }).file_id);
