@@ -414,6 +414,7 @@ export interface components {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
                 "retry-after": components["headers"]["RetryAfter"];
+                "retry-after-ms": components["headers"]["RetryAfterMs"];
                 [name: string]: unknown;
             };
             content: {
@@ -447,6 +448,8 @@ export interface components {
         RateLimitRemainingTokens: number;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
+        /** @description On `overloaded` only: milliseconds until the organization's queued work, and the requests it was told to retry before this one, have drained at its share of the model's measured pace (`retry-after` is the same, rounded up to whole seconds). The OpenAI SDKs wait this long before their retry when it is under a minute. */
+        RetryAfterMs: number;
         /** @description Methods the path supports. */
         Allow: string;
         /** @description Equal to `usage.total_tokens`; the gateway records it as the request's usage. */

@@ -14,6 +14,7 @@
  * The model and the clock are injected (`EmbedRows`, `now`), so the policy is unit-tested with fakes.
  */
 import type { EmbedRows } from '../model/runner.js';
+import { DrainEstimate } from './drain-estimate.js';
 import { TenantQueues, type QueueBounds } from './tenant-queues.js';
 
 /** The batch budget and the queue bounds (see QueueBounds). */
@@ -44,7 +45,8 @@ export type BatchObserver = (stats: BatchStats) => void;
  */
 export type SubmitOutcome =
   | { readonly ok: true; readonly vectors: Float32Array[]; readonly queueMs: number; readonly inferenceMs: number }
-  | { readonly ok: false; readonly reason: 'overloaded' | 'cancelled' };
+  | { readonly ok: false; readonly reason: 'overloaded'; readonly retryAfterMs: number }
+  | { readonly ok: false; readonly reason: 'cancelled' };
 
 interface Job {
   readonly tenant: string;
@@ -73,6 +75,8 @@ export class Batcher {
   private readonly background: TenantQueues<Entry>;
   private readonly smallBudget: { maxBatchTokens: number; maxBatchSize: number };
   private lastOnline = Number.NEGATIVE_INFINITY;
+  /** The model's measured pace, for an honest retry-after when a request is refused. */
+  private readonly drain = new DrainEstimate();
   private running = false;
 
   constructor(
@@ -118,7 +122,20 @@ export class Batcher {
     const tokens = rows.reduce((sum, row) => sum + row.length, 0);
     const queues = lane === 'online' ? this.queues : this.background;
     if (lane === 'online') this.lastOnline = this.now();
-    if (!queues.admits(tenant, rows.length, tokens)) return Promise.resolve({ ok: false, reason: 'overloaded' });
+    if (!queues.admits(tenant, rows.length, tokens)) {
+      const retryAfterMs = this.drain.refused(
+        tenant,
+        {
+          tokens,
+          queued: queues.tokensOf(tenant),
+          waiting: queues.activeTenants,
+          ...(queues.tokensOf(tenant) === 0 ? { global: queues.tokens } : {}),
+        },
+        this.now(),
+      );
+      return Promise.resolve({ ok: false, reason: 'overloaded', retryAfterMs });
+    }
+    if (lane === 'online') this.drain.admitted(tenant);
     if (rows.length === 0) return Promise.resolve({ ok: true, vectors: [], queueMs: 0, inferenceMs: 0 });
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'cancelled' });
 
@@ -179,6 +196,10 @@ export class Batcher {
       })
       .finally(() => {
         const longest = Math.max(...batch.map((e) => e.row.length));
+        this.drain.observe(
+          batch.reduce((sum, e) => sum + e.row.length, 0),
+          seconds ?? 0,
+        );
         this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: seconds ?? 0 });
         this.running = false;
         this.pump();

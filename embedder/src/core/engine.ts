@@ -43,7 +43,8 @@ export type EmbedOutcome =
       readonly truncated?: readonly TruncatedInput[];
     }
   | { readonly kind: 'too_long'; readonly detail: string }
-  | { readonly kind: 'overloaded' }
+  /** The queue is full for this organization; it would be admitted in about `retryAfterMs`. */
+  | { readonly kind: 'overloaded'; readonly retryAfterMs: number }
   | { readonly kind: 'not_ready' }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'refused' };
@@ -121,7 +122,8 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
       const promptTokens = rows.reduce((n, r) => n + r.length, 0);
       if (request.admit && !(await request.admit(promptTokens))) return { kind: 'refused' };
       const outcome = await batcher.submit(request.tenant, rows, request.signal, request.lane);
-      if (!outcome.ok) return { kind: outcome.reason };
+      if (!outcome.ok)
+        return outcome.reason === 'overloaded' ? { kind: 'overloaded', retryAfterMs: outcome.retryAfterMs } : { kind: 'cancelled' };
       const timing = { tokenizeMs, queueMs: outcome.queueMs, inferenceMs: outcome.inferenceMs };
       return { kind: 'embedded', vectors: outcome.vectors, promptTokens, timing, truncated };
     },

@@ -72,6 +72,16 @@ export class TenantQueues<T extends Queued> {
     return this.totalTokens;
   }
 
+  /** Tokens `tenant` has waiting. */
+  tokensOf(tenant: string): number {
+    return this.tenants.get(tenant)?.tokens ?? 0;
+  }
+
+  /** Tenants with inputs waiting. */
+  get activeTenants(): number {
+    return this.tenants.size;
+  }
+
   /**
    * Whether `tenant` may queue `inputs` more inputs of `tokens` tokens. A tenant within its share
    * is refused only when the whole queue is full; a tenant with nothing waiting is within its

@@ -59,8 +59,13 @@ function refusal(
   switch (outcome.kind) {
     case 'too_long':
       return new ProblemError('invalid_request', outcome.detail, headers);
-    case 'overloaded':
-      return new ProblemError('overloaded', 'The embedding queue is full; retry later.', wait);
+    case 'overloaded': {
+      // How long this organization's queued work (and its requests told to wait before) needs:
+      // the OpenAI SDKs wait retry-after-ms (or retry-after) when it is under a minute.
+      const seconds = Math.max(1, Math.ceil(outcome.retryAfterMs / 1000));
+      const honest = { ...headers, 'retry-after': String(seconds), 'retry-after-ms': String(Math.max(1, Math.ceil(outcome.retryAfterMs))) };
+      return new ProblemError('overloaded', `The embedding queue is full for this organization; retry in about ${seconds} s.`, honest);
+    }
     case 'not_ready':
       return new ProblemError('model_not_ready', 'The model is still loading; retry later.', wait);
   }
