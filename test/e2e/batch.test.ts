@@ -19,7 +19,7 @@ const LINES = 50;
 let stack: Stack;
 
 beforeAll(async () => {
-  stack = await startStack(undefined, {}, { BATCH_POLL_MS: '50' });
+  stack = await startStack(undefined, {}, { BATCH_POLL_MS: '50', BATCH_LEASE_MS: '3000' });
 }, 300_000);
 
 afterAll(async () => {
@@ -41,6 +41,7 @@ const env = (label: string) => ({
 function batchUsage(batch: string): string[] {
   const out = execFileSync('redis-cli', ['-u', redisUrl, '--no-raw', 'XRANGE', `${stack.svc.redisKeyPrefix}usage`, '-', '+'], {
     encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
   });
   return [...out.matchAll(/"request_id"\n\s*\d+\) "([^"]+)"/g)].map((m) => m[1]!).filter((id) => id.startsWith(`${batch}:`));
 }
@@ -136,4 +137,39 @@ describe('uploads at the edge', () => {
     });
     expect(status).toBe(401);
   });
+});
+
+describe('kill -9 of the embedder mid-batch', () => {
+  it('the batch completes after a restart: every custom_id once in the output, every line billed once', async () => {
+    const key = orgWithKey(stack, 'batch-kill').key;
+    const auth = { authorization: `Bearer ${key}` };
+    const lines = 3000;
+    const line = (i: number) => JSON.stringify({ custom_id: `k${i}`, method: 'POST', url: '/v1/embeddings', body: { model: stack.svc.modelId, input: `Note ${i}: troponin normal.` } });
+    const form = multipart(Buffer.from(Array.from({ length: lines }, (_, i) => line(i)).join('\n')));
+    const file = (await stack.request({ method: 'POST', path: '/v1/files', headers: { ...auth, 'content-type': form.type }, body: form.body })).json();
+    const create = await stack.request({
+      method: 'POST',
+      path: '/v1/batches',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' }),
+    });
+    const id = create.json().id as string;
+    const get = async () => (await stack.request({ method: 'GET', path: `/v1/batches/${id}`, headers: auth })).json();
+    while ((await get()).request_counts.completed < 200) await new Promise((r) => setTimeout(r, 100));
+    process.kill(stack.processes.embedder.pid!, 'SIGKILL');
+    await stack.startService('embedder', { BATCH_POLL_MS: '50', BATCH_LEASE_MS: '3000' });
+    let batch = await get();
+    while (batch.status !== 'completed') {
+      await new Promise((r) => setTimeout(r, 250));
+      batch = await get();
+    }
+    expect(batch.request_counts).toEqual({ total: lines, completed: lines, failed: 0 });
+    const output = (await stack.request({ method: 'GET', path: `/v1/files/${batch.output_file_id}/content`, headers: auth })).body;
+    const ids = output.trim().split('\n').map((l: string) => JSON.parse(l).custom_id as string);
+    expect(ids).toHaveLength(lines);
+    expect(new Set(ids).size).toBe(lines);
+    const usage = batchUsage(id);
+    expect(usage).toHaveLength(lines);
+    expect(new Set(usage).size).toBe(lines);
+  }, 300_000);
 });
