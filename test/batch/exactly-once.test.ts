@@ -65,14 +65,29 @@ function worker(faults: { beforeCommit?: number; beforeWrite?: number } = {}): B
   };
   const finalizer = new Finalizer({ store, ring, files, queue, retentionSeconds: 3600 });
   const runner = new BatchRunner(
-    { store: faultyStore, ring, queue: faultyQueue, execute: batchLineExecutor(embedder.engine), finalizer, isReady: () => true, onError: () => undefined },
+    {
+      store: faultyStore,
+      ring,
+      queue: faultyQueue,
+      execute: batchLineExecutor(embedder.engine),
+      finalizer,
+      isReady: () => true,
+      onError: () => undefined,
+    },
     { workers: 2, leaseMs: 1500, pollMs: 20 },
   );
   runners.push(runner);
   return runner;
 }
 
-const grant = (): GrantClaims => ({ org: 'test-org', key: 'TESTKEYIDAAA', model: TEST_MODEL_ID, tpm: 1e6, uid: randomBytes(8).toString('hex'), exp: Date.now() + 60_000 });
+const grant = (): GrantClaims => ({
+  org: 'test-org',
+  key: 'TESTKEYIDAAA',
+  model: TEST_MODEL_ID,
+  tpm: 1e6,
+  uid: randomBytes(8).toString('hex'),
+  exp: Date.now() + 60_000,
+});
 
 async function* text(content: string): AsyncGenerator<Buffer> {
   yield Buffer.from(content);
@@ -97,7 +112,10 @@ async function runBatch(lines: number, workers: BatchRunner[]) {
 
 function usageOf(batch: string): string[] {
   const prefix = embedder.authz.store.connection.keys.prefix;
-  const out = execFileSync('redis-cli', ['-u', TEST_REDIS_URL, '--no-raw', 'XRANGE', `${prefix}usage`, '-', '+'], { encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
+  const out = execFileSync('redis-cli', ['-u', TEST_REDIS_URL, '--no-raw', 'XRANGE', `${prefix}usage`, '-', '+'], {
+    encoding: 'utf8',
+    maxBuffer: 256 * 1024 * 1024,
+  });
   return [...out.matchAll(/"request_id"\n\s*\d+\) "([^"]+)"/g)].map((m) => m[1]!).filter((id) => id.startsWith(`${batch}:`));
 }
 

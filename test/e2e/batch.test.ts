@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orgWithKey } from '../support/stack-admin.js';
 import { redisUrl, repoRoot, startStack, type Stack } from '../support/stack.js';
+import { runBatchSnippet } from '../support/readme-batch.js';
 
 const run = promisify(execFile);
 const LINES = 50;
@@ -93,6 +94,25 @@ function multipart(content: Buffer): { body: Buffer; type: string } {
   };
 }
 
+describe('the README\'s "Re-indexing a corpus" snippets, as written', () => {
+  for (const name of ['batch-python', 'batch-node'] as const) {
+    it(name, async () => {
+      const result = await runBatchSnippet(
+        repoRoot,
+        name,
+        { baseUrl: stack.baseUrl, caFile: stack.dirs.caFile },
+        orgWithKey(stack, name).key,
+        {
+          python: join(repoRoot, '.venv/bin/python'),
+          nodeModulesDir: repoRoot,
+        },
+      );
+      expect(result.documented).toEqual(['completed 2', '1024']);
+      expect(result.printed).toEqual(result.documented);
+    }, 120_000);
+  }
+});
+
 describe('uploads at the edge', () => {
   it('an upload of several MiB streams past the 1 MiB body buffer', async () => {
     const key = orgWithKey(stack, 'batch-big').key;
@@ -144,9 +164,17 @@ describe('kill -9 of the embedder mid-batch', () => {
     const key = orgWithKey(stack, 'batch-kill').key;
     const auth = { authorization: `Bearer ${key}` };
     const lines = 3000;
-    const line = (i: number) => JSON.stringify({ custom_id: `k${i}`, method: 'POST', url: '/v1/embeddings', body: { model: stack.svc.modelId, input: `Note ${i}: troponin normal.` } });
+    const line = (i: number) =>
+      JSON.stringify({
+        custom_id: `k${i}`,
+        method: 'POST',
+        url: '/v1/embeddings',
+        body: { model: stack.svc.modelId, input: `Note ${i}: troponin normal.` },
+      });
     const form = multipart(Buffer.from(Array.from({ length: lines }, (_, i) => line(i)).join('\n')));
-    const file = (await stack.request({ method: 'POST', path: '/v1/files', headers: { ...auth, 'content-type': form.type }, body: form.body })).json();
+    const file = (
+      await stack.request({ method: 'POST', path: '/v1/files', headers: { ...auth, 'content-type': form.type }, body: form.body })
+    ).json();
     const create = await stack.request({
       method: 'POST',
       path: '/v1/batches',
@@ -165,7 +193,10 @@ describe('kill -9 of the embedder mid-batch', () => {
     }
     expect(batch.request_counts).toEqual({ total: lines, completed: lines, failed: 0 });
     const output = (await stack.request({ method: 'GET', path: `/v1/files/${batch.output_file_id}/content`, headers: auth })).body;
-    const ids = output.trim().split('\n').map((l: string) => JSON.parse(l).custom_id as string);
+    const ids = output
+      .trim()
+      .split('\n')
+      .map((l: string) => JSON.parse(l).custom_id as string);
     expect(ids).toHaveLength(lines);
     expect(new Set(ids).size).toBe(lines);
     const usage = batchUsage(id);
