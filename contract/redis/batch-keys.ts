@@ -5,7 +5,7 @@
  * v2); organization ids hold none of `{`, `}` or `:`. The function reads two records authz owns,
  * read-only: the organization (its `models`) and its budget (`monthly_tokens`, `hard_stop`); their
  * names are authz's layout (authz/src/store/records.ts, budgets.ts), checked against it by
- * test/batch/batch-settlement.test.ts. The grant's settle key and the usage stream and counters are
+ * test/batch/batch-api.test.ts (a revoked model, a hard-stop budget). The grant's settle key and the usage stream and counters are
  * the settlement's (settlement-keys.ts).
  */
 /** The batch functions' key names under `prefix`. */

@@ -22,6 +22,8 @@ import {
 } from '../support/embedder-app.js';
 import { TEST_REDIS_URL } from '../support/redis-store.js';
 import { addOrg } from '../authz/fixtures.js';
+import { AdminStore } from '../../authz/src/store/admin.js';
+import { BudgetStore } from '../../authz/src/store/budgets.js';
 
 const CANARY = `CANARY-${randomBytes(6).toString('hex')}-patient-note`;
 const dir = mkdtempSync(join(tmpdir(), 'ctg-batch-api-'));
@@ -40,6 +42,9 @@ beforeAll(async () => {
     },
   });
   await addOrg(embedder.authz.store, 'other-org');
+  await addOrg(embedder.authz.store, 'revoked-org', { models: [] });
+  await addOrg(embedder.authz.store, 'budget-org');
+  await new BudgetStore(embedder.authz.store.connection).set('budget-org', { monthlyTokens: 5, hardStop: true, alertPercents: [] });
 }, 120_000);
 
 afterAll(async () => {
@@ -83,16 +88,19 @@ async function upload(content: string, org?: string) {
   return res.json() as { id: string; bytes: number; filename: string; purpose: string };
 }
 
-async function createBatch(fileId: string) {
-  const res = await call('POST', '/v1/batches', { json: { input_file_id: fileId, endpoint: '/v1/embeddings', completion_window: '24h' } });
+async function createBatch(fileId: string, org?: string) {
+  const res = await call('POST', '/v1/batches', {
+    json: { input_file_id: fileId, endpoint: '/v1/embeddings', completion_window: '24h' },
+    ...(org ? { org } : {}),
+  });
   expect(res.statusCode, res.body).toBe(200);
   return res.json() as { id: string; status: string };
 }
 
-async function waitFor(id: string, done: (batch: any) => boolean, ms = 60_000): Promise<any> {
+async function waitFor(id: string, done: (batch: any) => boolean, ms = 60_000, org?: string): Promise<any> {
   const until = Date.now() + ms;
   for (;;) {
-    const batch = (await call('GET', `/v1/batches/${id}`)).json();
+    const batch = (await call('GET', `/v1/batches/${id}`, org ? { org } : {})).json();
     if (done(batch)) return batch;
     if (Date.now() > until) throw new Error(`batch ${id} still ${batch.status}`);
     await new Promise((r) => setTimeout(r, 50));
@@ -151,6 +159,23 @@ describe('the Batch API', () => {
     const batchRecords = usage.split('\n').filter((l) => l.trim() === created.id).length;
     expect(batchRecords).toBe(70);
   }, 120_000);
+
+  it("checks each line against the organization's records as it runs: model access, and a hard-stop budget", async () => {
+    for (const [org, code, status] of [
+      ['revoked-org', 'model_not_enabled', 403],
+      ['budget-org', 'rate_limit_exceeded', 429],
+    ] as const) {
+      // The grant (authz's decision at create time) names the model; the organization's records now say no.
+      const file = await upload([line('a', { input: CANARY }), line('b', { input: `${CANARY} again` })].join('\n'), org);
+      const batch = await waitFor((await createBatch(file.id, org)).id, (b) => b.status === 'completed', 60_000, org);
+      expect(batch.request_counts).toEqual({ total: 2, completed: 0, failed: 2 });
+      const errors = jsonl((await call('GET', `/v1/files/${batch.error_file_id}/content`, { org })).body);
+      expect(errors.map((e) => [e.response.status_code, e.response.body.code])).toEqual([
+        [status, code],
+        [status, code],
+      ]);
+    }
+  }, 60_000);
 
   it('the same vectors as the online endpoint for the same input', async () => {
     const file = await upload(line('one', { input: 'Troponin normal.', encoding_format: 'float' }));

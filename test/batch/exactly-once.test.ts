@@ -129,6 +129,64 @@ async function outputIds(fileId: string): Promise<string[]> {
     .map((l) => (JSON.parse(l) as { custom_id: string }).custom_id);
 }
 
+describe('expiry and retention', () => {
+  it('a batch past its window expires: lines never run go to the error file as batch_expired, none billed', async () => {
+    const content = Array.from({ length: 100 }, (_, i) =>
+      JSON.stringify({ custom_id: `exp-${i}`, method: 'POST', url: '/v1/embeddings', body: { model: TEST_MODEL_ID, input: `note ${i}` } }),
+    ).join('\n');
+    const input = await files.upload('test-org', 'in.jsonl', text(content));
+    const batches = new Batches(queue, files, ring);
+    const created = await batches.create(grant(), { input_file_id: input.id, endpoint: '/v1/embeddings', completion_window: '24h' });
+    const key = `${embedder.authz.store.connection.keys.prefix}b:{test-org}:${created.id}`;
+    // Its 24-hour window, moved into the past (the record and the index of open batches).
+    const past = String(Date.now() - 1);
+    execFileSync('redis-cli', ['-u', TEST_REDIS_URL, 'HSET', key, 'expires_at', past]);
+    execFileSync('redis-cli', [
+      '-u',
+      TEST_REDIS_URL,
+      'ZADD',
+      `${embedder.authz.store.connection.keys.prefix}bq:open`,
+      past,
+      `test-org/${created.id}`,
+    ]);
+    const finalizer = new Finalizer({ store, ring, files, queue, retentionSeconds: 3600 });
+    await finalizer.sweep();
+    expect((await batches.get('test-org', created.id)).status).toBe('expired');
+    // The workers drain the expired batch's segments without running them; then it ends.
+    const runner = worker();
+    runner.start();
+    let record = await batches.get('test-org', created.id);
+    for (let i = 0; i < 200 && !record.errorFileId; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+      record = await batches.get('test-org', created.id);
+    }
+    await runner.stop();
+    expect(record).toMatchObject({ status: 'expired', completed: 0, outputFileId: '' });
+    const chunks: Buffer[] = [];
+    for await (const chunk of files.content(await files.get('test-org', record.errorFileId))) chunks.push(chunk);
+    const errors = Buffer.concat(chunks)
+      .toString('utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
+    expect(errors).toHaveLength(100);
+    expect(errors[0]).toMatchObject({ response: null, error: { code: 'batch_expired' } });
+    expect(usageOf(created.id)).toHaveLength(0);
+  }, 60_000);
+
+  it('the sweep deletes files whose retention has passed, content first gone with the record', async () => {
+    const input = await files.upload(
+      'test-org',
+      'old.jsonl',
+      text(JSON.stringify({ custom_id: 'a', method: 'POST', url: '/v1/embeddings', body: {} })),
+    );
+    await store.saveFile({ ...input, expiresAt: Math.floor(Date.now() / 1000) - 1 });
+    await new Finalizer({ store, ring, files, queue, retentionSeconds: 3600 }).sweep();
+    expect(await store.getFile('test-org', input.id)).toBeNull();
+    expect(await store.getPart(input.group, 0)).toBeNull();
+  });
+});
+
 describe('exactly once', () => {
   it('a worker that dies after writing a result and before committing it: the next worker commits it, once', async () => {
     const record = await runBatch(200, [worker({ beforeCommit: 2 }), worker()]);
