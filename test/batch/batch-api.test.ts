@@ -22,7 +22,6 @@ import {
 } from '../support/embedder-app.js';
 import { TEST_REDIS_URL } from '../support/redis-store.js';
 import { addOrg } from '../authz/fixtures.js';
-import { AdminStore } from '../../authz/src/store/admin.js';
 import { BudgetStore } from '../../authz/src/store/budgets.js';
 
 const CANARY = `CANARY-${randomBytes(6).toString('hex')}-patient-note`;
