@@ -27,8 +27,15 @@ export interface BatchBenchResult {
   readonly fairness: { readonly shares: readonly number[] };
 }
 
+/** The fields of the API's answers the bench reads (a file, a batch). */
+interface Answer {
+  readonly id: string;
+  readonly status: string;
+  readonly request_counts: { readonly completed: number };
+}
+
 interface Client {
-  call(method: string, path: string, body?: { type: string; data: Buffer }): Promise<any>;
+  call(method: string, path: string, body?: { type: string; data: Buffer }): Promise<Answer>;
 }
 
 /** Asks again after a 503 (a Check that timed out on a loaded machine), as an SDK would. */
@@ -54,14 +61,21 @@ function rawClient(stack: BenchStack, ca: Buffer, key: string): Client {
     call: (method, path, body) =>
       new Promise((done, fail) => {
         const req = request(
-          { host: url.hostname, port: url.port, method, path, ca, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': body.type } : {}) } },
+          {
+            host: url.hostname,
+            port: url.port,
+            method,
+            path,
+            ca,
+            headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': body.type } : {}) },
+          },
           (res) => {
             const chunks: Buffer[] = [];
             res.on('data', (c: Buffer) => chunks.push(c));
             res.on('end', () => {
               const text = Buffer.concat(chunks).toString('utf8');
               if ((res.statusCode ?? 0) >= 300) fail(new Error(`${method} ${path}: ${res.statusCode} ${text.slice(0, 200)}`));
-              else done(JSON.parse(text));
+              else done(JSON.parse(text) as Answer);
             });
           },
         );
@@ -75,7 +89,12 @@ function rawClient(stack: BenchStack, ca: Buffer, key: string): Client {
 async function startBatch(api: Client, modelId: string, lines: number, perLine: number, seed: number): Promise<string> {
   const texts = clinicalTexts('short', lines * perLine, seed);
   const content = Array.from({ length: lines }, (_, i) =>
-    JSON.stringify({ custom_id: `l${i}`, method: 'POST', url: '/v1/embeddings', body: { model: modelId, input: texts.slice(i * perLine, (i + 1) * perLine) } }),
+    JSON.stringify({
+      custom_id: `l${i}`,
+      method: 'POST',
+      url: '/v1/embeddings',
+      body: { model: modelId, input: texts.slice(i * perLine, (i + 1) * perLine) },
+    }),
   ).join('\n');
   const boundary = `b${randomBytes(8).toString('hex')}`;
   const data = Buffer.from(
@@ -83,7 +102,7 @@ async function startBatch(api: Client, modelId: string, lines: number, perLine: 
   );
   const file = await api.call('POST', '/v1/files', { type: `multipart/form-data; boundary=${boundary}`, data });
   const body = Buffer.from(JSON.stringify({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' }));
-  return (await api.call('POST', '/v1/batches', { type: 'application/json', data: body })).id as string;
+  return (await api.call('POST', '/v1/batches', { type: 'application/json', data: body })).id;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -127,7 +146,7 @@ async function fairness(apis: readonly Client[], ids: readonly string[]): Promis
     await sleep(100);
     batches = await read();
   }
-  const done = batches.map((b) => b.request_counts.completed as number);
+  const done = batches.map((b) => b.request_counts.completed);
   const total = done.reduce((a, b) => a + b, 0);
   return done.map((n) => (total === 0 ? 0 : Math.round((n / total) * 1000) / 1000));
 }
