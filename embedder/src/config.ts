@@ -86,7 +86,11 @@ function readKeyText(read: EnvReader, root: string): string | undefined {
 }
 
 function readStore(read: EnvReader, root: string): BatchConfig['store'] {
-  const raw = read.string('BATCH_STORE', 'dir:.local/batch');
+  // A PostgreSQL URL holds a password: a deployment gives it as a Secret file (BATCH_STORE_FILE).
+  const file = read.optional('BATCH_STORE_FILE');
+  if (file !== undefined && !existsSync(resolve(root, file))) read.problem('BATCH_STORE_FILE', 'name a file that exists', file);
+  const fromFile = file !== undefined && existsSync(resolve(root, file)) ? readFileSync(resolve(root, file), 'utf8').trim() : undefined;
+  const raw = fromFile ?? read.string('BATCH_STORE', 'dir:.local/batch');
   if (/^postgres(ql)?:\/\/\S+$/.test(raw)) return { kind: 'postgres', url: raw };
   if (raw.startsWith('dir:') && raw.length > 4) return { kind: 'dir', path: resolve(root, raw.slice(4)) };
   read.problem('BATCH_STORE', 'be dir:<path> or a postgres:// URL', raw.startsWith('dir:') ? raw : '(hidden)');
