@@ -7,6 +7,7 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -203,4 +204,81 @@ describe('kill -9 of the embedder mid-batch', () => {
     expect(usage).toHaveLength(lines);
     expect(new Set(usage).size).toBe(lines);
   }, 300_000);
+});
+
+describe('a canary sentence through every Batch API path', () => {
+  it('never reaches a log (Envoy, authz, embedder), the store, Redis or an error body', async () => {
+    const canary = `CANARY-${randomBytes(6).toString('hex')}`;
+    const key = orgWithKey(stack, 'batch-canary').key;
+    const auth = { authorization: `Bearer ${key}` };
+    const line = (id: string, body: Record<string, unknown>) =>
+      JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/embeddings', body: { model: stack.svc.modelId, ...body } });
+    const good = multipart(
+      Buffer.from(
+        [line(`${canary}-a`, { input: `${canary} chest pain` }), line(`${canary}-b`, { input: canary, dimensions: 3 })].join('\n'),
+      ),
+    );
+    const bodies: string[] = [];
+    const upload = await stack.request({
+      method: 'POST',
+      path: `/v1/files?${canary}=1`,
+      headers: { ...auth, 'content-type': good.type, 'x-canary': canary },
+      body: good.body,
+    });
+    expect(upload.status, upload.body).toBe(200);
+    const bad = multipart(Buffer.from(`${line('x', { input: canary })}\n{"custom_id": "${canary}", broken`));
+    bodies.push(
+      (await stack.request({ method: 'POST', path: '/v1/files', headers: { ...auth, 'content-type': bad.type }, body: bad.body })).body,
+    );
+    const created = await stack.request({
+      method: 'POST',
+      path: '/v1/batches',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        input_file_id: upload.json().id,
+        endpoint: '/v1/embeddings',
+        completion_window: '24h',
+        metadata: { note: canary },
+      }),
+    });
+    const id = created.json().id as string;
+    let batch = created.json();
+    while (batch.status !== 'completed') {
+      await new Promise((r) => setTimeout(r, 200));
+      batch = (await stack.request({ method: 'GET', path: `/v1/batches/${id}`, headers: auth })).json();
+    }
+    bodies.push(
+      (await stack.request({ method: 'GET', path: `/v1/files/file-${canary.slice(7, 19)}${'0'.repeat(12)}`, headers: auth })).body,
+    );
+    bodies.push((await stack.request({ method: 'GET', path: `/v1/batches/${canary}`, headers: auth })).body);
+    for (const body of bodies) expect(body).not.toContain(canary);
+    // The results do carry it back to its owner (custom_id and vectors), and only there.
+    expect((await stack.request({ method: 'GET', path: `/v1/files/${batch.output_file_id}/content`, headers: auth })).body).toContain(
+      `${canary}-a`,
+    );
+    await new Promise((r) => setTimeout(r, 1500)); // Envoy flushes its access log every second
+    const files: string[] = [];
+    const walk = (at: string) => {
+      for (const name of readdirSync(at)) {
+        const path = join(at, name);
+        if (statSync(path).isDirectory()) walk(path);
+        else files.push(path);
+      }
+    };
+    walk(stack.dirs.logDir);
+    walk(stack.dirs.batchStoreDir);
+    for (const path of files) expect(readFileSync(path).includes(Buffer.from(canary)), path).toBe(false);
+    const dump = execFileSync(
+      'bash',
+      [
+        '-c',
+        `redis-cli -u ${redisUrl} --scan --pattern '${stack.svc.redisKeyPrefix}*' | while read k; do redis-cli -u ${redisUrl} DUMP "$k"; done`,
+      ],
+      {
+        encoding: 'latin1',
+        maxBuffer: 256 * 1024 * 1024,
+      },
+    );
+    expect(dump).not.toContain(canary);
+  }, 120_000);
 });
