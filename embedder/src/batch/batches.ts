@@ -81,6 +81,8 @@ export class Batches {
       windowMs: WINDOW_MS,
       dataKeys: outputDataKeys(this.ring, id),
     });
+    // The input outlives the batch's window: the retention sweep must not take it mid-run.
+    await this.files.keepFor(input, Date.now() + WINDOW_MS);
     if (!('batchId' in opened)) {
       throw new ProblemError('authorization_unavailable', 'The authorization of this request was already used or expired; retry.', {
         'retry-after': '1',

@@ -120,6 +120,12 @@ export class BatchFiles {
     await this.deps.store.deleteGroup(file.group);
   }
 
+  /** Keeps `file` at least until `untilMs` plus the retention period (a batch using it may run that long). */
+  async keepFor(file: StoredFile, untilMs: number): Promise<void> {
+    const expiresAt = Math.floor(untilMs / 1000) + this.deps.retentionSeconds;
+    if (file.expiresAt < expiresAt) await this.deps.store.saveFile({ ...file, expiresAt });
+  }
+
   /** The plain content, part by part, opened as it is read. */
   async *content(file: StoredFile): AsyncGenerator<Buffer> {
     const key = dataKeyOf(this.deps.ring, file);
