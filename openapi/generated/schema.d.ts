@@ -234,11 +234,12 @@ export interface components {
         };
         /** @description Fields not listed (such as `metadata`) are dropped. */
         BatchCreateRequest: {
+            /** @description A file of the caller's organization with purpose `batch` (else 404). */
             input_file_id: string;
-            /** @description Only `/v1/embeddings`. */
-            endpoint: string;
-            /** @description Only `24h`. */
-            completion_window: string;
+            /** @enum {string} */
+            endpoint: "/v1/embeddings";
+            /** @enum {string} */
+            completion_window: "24h";
         };
         Batch: {
             id: string;
@@ -427,9 +428,11 @@ export interface components {
         RequestId: string;
         /** @description `input_type` for clients that send only the body fields they know (LangChain.js, Vercel `ai`, Haystack, chromadb, LanceDB) but let a client carry default headers. Same values and meaning as the body field; the body field wins when both are sent. Any other value (or the header sent twice) is 400 `invalid_body` naming `x-input-type`. */
         InputType: "query" | "document";
+        /** @description Another organization's file id is 404, as is an unknown one. */
         FileId: string;
+        /** @description Another organization's batch id is 404, as is an unknown one. */
         BatchId: string;
-        /** @description The last id of the previous page. */
+        /** @description The last id of the previous page (an unknown one gives an empty page). */
         ListAfter: string;
     };
     requestBodies: never;
@@ -525,8 +528,9 @@ export interface operations {
     listFiles: {
         parameters: {
             query?: {
-                purpose?: string;
-                /** @description The last id of the previous page. */
+                /** @description Only files of this purpose. */
+                purpose?: "batch" | "batch_output";
+                /** @description The last id of the previous page (an unknown one gives an empty page). */
                 after?: components["parameters"]["ListAfter"];
                 /** @description 1 to 10000 (default 20). */
                 limit?: number;
@@ -601,6 +605,7 @@ export interface operations {
                 "x-request-id"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @description Another organization's file id is 404, as is an unknown one. */
                 file_id: components["parameters"]["FileId"];
             };
             cookie?: never;
@@ -616,6 +621,7 @@ export interface operations {
                     "application/json": components["schemas"]["FileObject"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -629,6 +635,7 @@ export interface operations {
                 "x-request-id"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @description Another organization's file id is 404, as is an unknown one. */
                 file_id: components["parameters"]["FileId"];
             };
             cookie?: never;
@@ -644,6 +651,7 @@ export interface operations {
                     "application/json": components["schemas"]["FileDeleted"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -657,6 +665,7 @@ export interface operations {
                 "x-request-id"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @description Another organization's file id is 404, as is an unknown one. */
                 file_id: components["parameters"]["FileId"];
             };
             cookie?: never;
@@ -672,6 +681,7 @@ export interface operations {
                     "application/octet-stream": string;
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -680,7 +690,7 @@ export interface operations {
     listBatches: {
         parameters: {
             query?: {
-                /** @description The last id of the previous page. */
+                /** @description The last id of the previous page (an unknown one gives an empty page). */
                 after?: components["parameters"]["ListAfter"];
                 /** @description 1 to 100 (default 20). */
                 limit?: number;
@@ -736,6 +746,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["Unavailable"];
@@ -749,6 +760,7 @@ export interface operations {
                 "x-request-id"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @description Another organization's batch id is 404, as is an unknown one. */
                 batch_id: components["parameters"]["BatchId"];
             };
             cookie?: never;
@@ -764,6 +776,7 @@ export interface operations {
                     "application/json": components["schemas"]["Batch"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
@@ -777,6 +790,7 @@ export interface operations {
                 "x-request-id"?: components["parameters"]["RequestId"];
             };
             path: {
+                /** @description Another organization's batch id is 404, as is an unknown one. */
                 batch_id: components["parameters"]["BatchId"];
             };
             cookie?: never;
@@ -792,6 +806,7 @@ export interface operations {
                     "application/json": components["schemas"]["Batch"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];

@@ -205,7 +205,7 @@ describe('the Batch API', () => {
       org: 'other-org',
       json: { input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' },
     });
-    expect(create.statusCode).toBe(400);
+    expect(create.statusCode).toBe(404);
     await waitFor(batch.id, (b) => b.status === 'completed');
   }, 60_000);
 
@@ -222,9 +222,18 @@ describe('the Batch API', () => {
     const noGrant = await embedder.app.inject({ method: 'GET', url: '/v1/files' });
     expect(noGrant.statusCode).toBe(401);
     const endpoint = await call('POST', '/v1/batches', {
-      json: { input_file_id: 'file-0', endpoint: '/v1/chat/completions', completion_window: '24h' },
+      json: { input_file_id: `file-${'0'.repeat(24)}`, endpoint: '/v1/chat/completions', completion_window: '24h' },
     });
-    expect(endpoint.json()).toMatchObject({ code: 'invalid_body', detail: 'endpoint: must be /v1/embeddings' });
+    expect(endpoint.json()).toMatchObject({ code: 'invalid_body', detail: 'endpoint: must be one of /v1/embeddings' });
+    const missing = await call('POST', '/v1/batches', {
+      json: { input_file_id: `file-${'0'.repeat(24)}`, endpoint: '/v1/embeddings', completion_window: '24h' },
+    });
+    expect(missing.json()).toMatchObject({ code: 'not_found' });
+    expect((await call('GET', '/v1/batches?after=batch_unknown')).json()).toMatchObject({ data: [], has_more: false });
+    expect((await call('GET', '/v1/files?purpose=fine-tune')).json()).toMatchObject({
+      code: 'invalid_body',
+      detail: 'purpose: must be one of batch, batch_output',
+    });
     expect((await call('GET', '/v1/batches/batch_nope')).statusCode).toBe(404);
   });
 

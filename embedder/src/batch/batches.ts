@@ -68,9 +68,8 @@ export class Batches {
   async create(grant: GrantClaims, body: CreateBatchBody): Promise<BatchRecord> {
     if (body.endpoint !== '/v1/embeddings') throw new ProblemError('invalid_body', 'endpoint: must be /v1/embeddings');
     if (body.completion_window !== '24h') throw new ProblemError('invalid_body', 'completion_window: must be 24h');
-    const input = await this.files.get(grant.org, body.input_file_id).catch(() => {
-      throw new ProblemError('invalid_body', 'input_file_id: must name a file of this organization');
-    });
+    // Another organization's file is as unknown as one that never existed.
+    const input = await this.files.get(grant.org, body.input_file_id);
     if (input.purpose !== 'batch') throw new ProblemError('invalid_body', 'input_file_id: must name a file uploaded with purpose batch');
     const id = `batch_${randomBytes(12).toString('hex')}`;
     const opened = await this.queue.open(grant, {
@@ -100,7 +99,13 @@ export class Batches {
 
   /** Newest first, after the batch `after`. */
   async list(org: string, options: { after?: string; limit: number }): Promise<{ batches: BatchRecord[]; hasMore: boolean }> {
-    const before = options.after ? ((await this.get(org, options.after)).times.created_at ?? 0) : null;
+    let before: number | null = null;
+    if (options.after) {
+      const after = BATCH_ID.test(options.after) ? await this.queue.get(org, options.after) : null;
+      // An unknown cursor is past the end: an empty page, as for files.
+      if (!after) return { batches: [], hasMore: false };
+      before = after.times.created_at ?? 0;
+    }
     const ids = await this.queue.list(org, before, options.limit + 1);
     const records = await Promise.all(ids.slice(0, options.limit).map((entry) => this.queue.get(org, entry.id)));
     return { batches: records.filter((r): r is BatchRecord => r !== null), hasMore: ids.length > options.limit };

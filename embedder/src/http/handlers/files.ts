@@ -39,6 +39,9 @@ export function fileHandlers(files: BatchFiles, limits: FileLimits): Record<stri
     async listFiles(request: FastifyRequest, reply: FastifyReply) {
       const query = listQuery(request, 10_000);
       const purpose = (request.query as Record<string, unknown>).purpose;
+      if (purpose !== undefined && purpose !== 'batch' && purpose !== 'batch_output') {
+        throw new ProblemError('invalid_body', 'purpose: must be one of batch, batch_output');
+      }
       const listed = await files.list(orgOf(request), { ...query, ...(typeof purpose === 'string' ? { purpose } : {}) });
       return reply.type(JSON_CONTENT_TYPE).send(
         page(
