@@ -23,6 +23,8 @@ export interface BatchBenchResult {
   readonly rawOrt: { readonly inputsPerS: number; readonly bestBatch: number };
   readonly batchInputsPerS: number;
   readonly throughputRatio: number;
+  /** The same for clinical notes (~230 tokens), lines of 10. */
+  readonly notes: { readonly rawOrtInputsPerS: number; readonly batchInputsPerS: number; readonly ratio: number };
   readonly online: { readonly rate: number; readonly p99Alone: number; readonly p99WithBatch: number; readonly p99Ratio: number };
   readonly fairness: { readonly shares: readonly number[] };
 }
@@ -85,9 +87,16 @@ function rawClient(stack: BenchStack, ca: Buffer, key: string): Client {
   };
 }
 
-/** Uploads `lines` lines of `perLine` short clinical sentences and creates a batch; returns its id. */
-async function startBatch(api: Client, modelId: string, lines: number, perLine: number, seed: number): Promise<string> {
-  const texts = clinicalTexts('short', lines * perLine, seed);
+/** Uploads `lines` lines of `perLine` clinical texts (short sentences or notes) and creates a batch; returns its id. */
+async function startBatch(
+  api: Client,
+  modelId: string,
+  lines: number,
+  perLine: number,
+  seed: number,
+  kind: 'short' | 'note' = 'short',
+): Promise<string> {
+  const texts = clinicalTexts(kind, lines * perLine, seed);
   const content = Array.from({ length: lines }, (_, i) =>
     JSON.stringify({
       custom_id: `l${i}`,
@@ -156,14 +165,17 @@ async function fairness(apis: readonly Client[], ids: readonly string[]): Promis
 /** Runs the three measurements on `modelDir`. */
 export async function measureBatch(modelDir: string, modelId: string, paths: StackPaths, quick: boolean): Promise<BatchBenchResult> {
   const perLine = 100;
-  const raw = await runScriptJson<{ inputsPerS: number; bestBatch: number }>(resolve('bench/raw-ort.ts'), [
-    '--model-dir',
-    modelDir,
-    '--kind',
-    'short',
-    '--seconds',
-    quick ? '2' : '4',
-  ]);
+  const rawOf = (kind: 'short' | 'note') =>
+    runScriptJson<{ inputsPerS: number; bestBatch: number }>(resolve('bench/raw-ort.ts'), [
+      '--model-dir',
+      modelDir,
+      '--kind',
+      kind,
+      '--seconds',
+      quick ? '2' : '4',
+    ]);
+  const raw = await rawOf('short');
+  const rawNotes = await rawOf('note');
   const storeDir = resolve(`.local/bench/batch-${randomBytes(4).toString('hex')}`);
   const stack = await startBenchStack(modelDir, modelId, paths, {
     BATCH_KEK: randomBytes(32).toString('hex'),
@@ -182,6 +194,10 @@ export async function measureBatch(modelDir: string, modelId: string, paths: Sta
     const alone = await startBatch(api, modelId, lines, perLine, 11);
     await waitDone(api, alone);
     const batchInputsPerS = (lines * perLine) / ((performance.now() - started) / 1000);
+    const noteLines = quick ? 10 : 30;
+    const notesStarted = performance.now();
+    await waitDone(api, await startBatch(api, modelId, noteLines, 10, 15, 'note'));
+    const notesPerS = (noteLines * 10) / ((performance.now() - notesStarted) / 1000);
 
     const rate = 20;
     const seconds = quick ? 5 : 15;
@@ -202,6 +218,7 @@ export async function measureBatch(modelDir: string, modelId: string, paths: Sta
       rawOrt: { inputsPerS: raw.inputsPerS, bestBatch: raw.bestBatch },
       batchInputsPerS,
       throughputRatio: batchInputsPerS / raw.inputsPerS,
+      notes: { rawOrtInputsPerS: rawNotes.inputsPerS, batchInputsPerS: notesPerS, ratio: notesPerS / rawNotes.inputsPerS },
       online: { rate, p99Alone, p99WithBatch, p99Ratio: p99WithBatch / p99Alone },
       fairness: { shares },
     };

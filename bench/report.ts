@@ -110,6 +110,9 @@ export function headline(r: RunResults): Record<string, number | string> {
     out.batch_inputs_per_s = round(r.batch.batchInputsPerS, 1);
     out.batch_raw_ort_inputs_per_s = round(r.batch.rawOrt.inputsPerS, 1);
     out.batch_vs_raw_ort = round(r.batch.throughputRatio, 3);
+    out.batch_notes_inputs_per_s = round(r.batch.notes.batchInputsPerS, 1);
+    out.batch_notes_raw_ort_inputs_per_s = round(r.batch.notes.rawOrtInputsPerS, 1);
+    out.batch_notes_vs_raw_ort = round(r.batch.notes.ratio, 3);
     out.batch_online_p99_alone_ms = round(r.batch.online.p99Alone);
     out.batch_online_p99_with_batch_ms = round(r.batch.online.p99WithBatch);
     out.batch_online_p99_ratio = round(r.batch.online.p99Ratio, 3);
