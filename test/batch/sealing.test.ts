@@ -1,7 +1,16 @@
 /** Encryption at rest: AES-256-GCM data keys wrapped by the key file's keys, each piece bound to its name. */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { SealError, newDataKey, openObject, parseKeyRing, sealObject, unwrapDataKey } from '../../embedder/src/batch/sealing.js';
+import {
+  SealError,
+  newDataKey,
+  openObject,
+  openObjectSliced,
+  parseKeyRing,
+  sealObject,
+  sealObjectSliced,
+  unwrapDataKey,
+} from '../../embedder/src/batch/sealing.js';
 
 const hexKey = () => randomBytes(32).toString('hex');
 
@@ -34,6 +43,16 @@ describe('sealing', () => {
     const fresh = newDataKey(during, 'file-2');
     expect(fresh.wrapped.split('.')[1]).toBe(during.current.id);
     expect(() => unwrapDataKey(parseKeyRing(newKey), before.wrapped, 'file-1')).toThrow(SealError);
+  });
+
+  it('seals and opens megabytes in slices, in the same format, and still refuses an altered byte', async () => {
+    const key = randomBytes(32);
+    const plain = randomBytes(3 * 1024 * 1024 + 17);
+    const sliced = await sealObjectSliced(key, plain, 'out-b/0');
+    expect(openObject(key, sliced, 'out-b/0').equals(plain)).toBe(true);
+    expect((await openObjectSliced(key, sealObject(key, plain, 'out-b/0'), 'out-b/0')).equals(plain)).toBe(true);
+    sliced[sliced.length - 5]! ^= 1;
+    await expect(openObjectSliced(key, sliced, 'out-b/0')).rejects.toThrow(SealError);
   });
 
   it('accepts 64 hex characters or base64 of 32 bytes, one or two lines, and nothing else', () => {

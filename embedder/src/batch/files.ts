@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { ProblemError } from '../../../openapi/problems.js';
 import { FILE_ID, type BatchFileStore, type StoredFile } from './file-store.js';
 import { segmentLines, type FileLimits, type LineParser } from './jsonl.js';
-import { newDataKey, openObject, sealObject, unwrapDataKey, type KeyRing } from './sealing.js';
+import { newDataKey, openObject, openObjectSliced, sealObject, sealObjectSliced, unwrapDataKey, type KeyRing } from './sealing.js';
 
 /** OpenAI's file object. */
 export interface FileObject {
@@ -65,7 +65,7 @@ export class BatchFiles {
     let bytes = 0;
     try {
       for await (const segment of segmentLines(content, this.deps.parseLine, this.deps.limits)) {
-        await store.putPart(group, lines.length, sealObject(dataKey.key, segment.raw, `${group}/${lines.length}`));
+        await store.putPart(group, lines.length, await sealObjectSliced(dataKey.key, segment.raw, `${group}/${lines.length}`));
         lines.push(segment.lines);
         bytes += segment.raw.length;
       }
@@ -132,7 +132,7 @@ export class BatchFiles {
     for (let index = 0; index < file.parts; index++) {
       const sealed = await this.deps.store.getPart(file.group, index);
       if (!sealed) continue;
-      const plain = openObject(key, sealed, `${file.group}/${index}`);
+      const plain = await openObjectSliced(key, sealed, `${file.group}/${index}`);
       // An output part opens with its segment's ledger line (counts only), which is not content.
       yield file.ledgered ? plain.subarray(plain.indexOf(0x0a) + 1) : plain;
     }

@@ -14,7 +14,7 @@ import type { BatchFileStore, StoredFile } from './file-store.js';
 import { dataKeyOf, derivedFileId, type BatchFiles } from './files.js';
 import { linesOf } from './jsonl.js';
 import { contentBytes, neverRanLine } from './segment-result.js';
-import { newDataKey, openObject, sealObject, unwrapDataKey, type KeyRing } from './sealing.js';
+import { newDataKey, openObjectSliced, sealObjectSliced, unwrapDataKey, type KeyRing } from './sealing.js';
 
 export interface FinalizerDeps {
   readonly store: BatchFileStore;
@@ -79,7 +79,7 @@ export class Finalizer {
     for (let s = 0; s < record.segments; s++) {
       const sealed = await this.deps.store.getPart(group, s);
       if (!sealed) continue;
-      const plain = openObject(key, sealed, `${group}/${s}`);
+      const plain = await openObjectSliced(key, sealed, `${group}/${s}`);
       bytes += part === 'output' ? contentBytes(plain) : plain.length;
     }
     if (bytes === 0) {
@@ -122,11 +122,15 @@ export class Finalizer {
       const ran = await this.deps.store.getPart(`out-${record.id}`, s);
       const sealed = ran ? null : await this.deps.store.getPart(input.group, s);
       if (sealed) {
-        const lines = linesOf(openObject(inKey, sealed, `${input.group}/${s}`)).map((raw, i) => {
+        const lines = linesOf(await openObjectSliced(inKey, sealed, `${input.group}/${s}`)).map((raw, i) => {
           const customId = (JSON.parse(raw.toString('utf8')) as { custom_id: string }).custom_id;
           return `${neverRanLine(record.id, first + i, customId, 'batch_expired', EXPIRED_MESSAGE)}\n`;
         });
-        await this.deps.store.putPart(`err-${record.id}`, s, sealObject(errKey, Buffer.from(lines.join('')), `err-${record.id}/${s}`));
+        await this.deps.store.putPart(
+          `err-${record.id}`,
+          s,
+          await sealObjectSliced(errKey, Buffer.from(lines.join('')), `err-${record.id}/${s}`),
+        );
       }
       first += lineCount;
     }

@@ -23,7 +23,8 @@ export const MAX_LINE_BYTES = 1_048_576;
 const MAX_CUSTOM_ID = 512;
 /** A segment: what one worker embeds before it commits. Small enough to re-run cheaply after a crash. */
 export const SEGMENT_MAX_LINES = 64;
-const SEGMENT_MAX_INPUTS = 2_048;
+// A segment's result is held, sealed and written whole: 256 float vectors are about 5 MB of JSON.
+const SEGMENT_MAX_INPUTS = 256;
 const SEGMENT_MAX_BYTES = 4 * MAX_LINE_BYTES;
 
 /** A segment's raw lines (each ending in a newline) and how many requests it holds. */

@@ -17,7 +17,7 @@ import type { Finalizer } from './finalize.js';
 import { linesOf } from './jsonl.js';
 import type { LineExecutor, LineResult } from './line-executor.js';
 import { ledgerOf, segmentResult } from './segment-result.js';
-import { openObject, sealObject, unwrapDataKey, type KeyRing } from './sealing.js';
+import { openObjectSliced, sealObjectSliced, unwrapDataKey, type KeyRing } from './sealing.js';
 
 export interface RunnerOptions {
   /** Segments this replica runs at once (enough to keep the model's batches full). */
@@ -134,7 +134,7 @@ export class BatchRunner {
     const outGroup = `out-${task.batch}`;
     const outKey = unwrapDataKey(ring, record.dataKeys.output, derivedFileId(task.batch, 'output'));
     const written = await store.getPart(outGroup, task.segment);
-    if (written) return this.commit(task, ledgerOf(openObject(outKey, written, `${outGroup}/${task.segment}`)));
+    if (written) return this.commit(task, ledgerOf(await openObjectSliced(outKey, written, `${outGroup}/${task.segment}`)));
 
     const opened = await this.openSegment(task, record);
     if (!opened) {
@@ -145,19 +145,23 @@ export class BatchRunner {
     if (results.some((r) => r.kind === 'not_run')) {
       // The batch stopped, or another worker settled these lines: commit whatever was written.
       const again = await store.getPart(outGroup, task.segment);
-      const ledger = again ? ledgerOf(openObject(outKey, again, `${outGroup}/${task.segment}`)) : [];
+      const ledger = again ? ledgerOf(await openObjectSliced(outKey, again, `${outGroup}/${task.segment}`)) : [];
       return this.commit(task, ledger);
     }
     const result = segmentResult(task.batch, opened.first, results);
     const errGroup = `err-${task.batch}`;
     if (result.errors.length > 0) {
       const errKey = unwrapDataKey(ring, record.dataKeys.error, derivedFileId(task.batch, 'errors'));
-      await store.putPart(errGroup, task.segment, sealObject(errKey, result.errors, `${errGroup}/${task.segment}`));
+      await store.putPart(errGroup, task.segment, await sealObjectSliced(errKey, result.errors, `${errGroup}/${task.segment}`));
     }
-    const won = await store.putPartIfAbsent(outGroup, task.segment, sealObject(outKey, result.output, `${outGroup}/${task.segment}`));
+    const won = await store.putPartIfAbsent(
+      outGroup,
+      task.segment,
+      await sealObjectSliced(outKey, result.output, `${outGroup}/${task.segment}`),
+    );
     if (won) return this.commit(task, result.ledger);
     const first = (await store.getPart(outGroup, task.segment))!;
-    return this.commit(task, ledgerOf(openObject(outKey, first, `${outGroup}/${task.segment}`)));
+    return this.commit(task, ledgerOf(await openObjectSliced(outKey, first, `${outGroup}/${task.segment}`)));
   }
 
   private async commit(task: SegmentTask, ledger: Parameters<BatchSettlement['record']>[1]): Promise<void> {
@@ -177,7 +181,7 @@ export class BatchRunner {
     }
     const sealed = await this.deps.store.getPart(input.group, task.segment);
     if (!sealed) return null;
-    const plain = openObject(dataKeyOf(this.deps.ring, input), sealed, `${input.group}/${task.segment}`);
+    const plain = await openObjectSliced(dataKeyOf(this.deps.ring, input), sealed, `${input.group}/${task.segment}`);
     const first = input.lines.slice(0, task.segment).reduce((a, b) => a + b, 0);
     return { lines: linesOf(plain), first };
   }
