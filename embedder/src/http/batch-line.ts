@@ -14,6 +14,7 @@ import { ProblemError, problem } from '../../../openapi/problems.js';
 import { validationDetail, type SchemaError } from '../../../openapi/validation-messages.js';
 import type { LineAdmission } from '../settlement/batch-store.js';
 import type { EmbeddingEngine } from '../core/engine.js';
+import { CpuGate } from '../core/cpu-gate.js';
 import type { LineContext, LineExecutor, LineResult } from '../batch/line-executor.js';
 import { checkRequest } from './handlers/embeddings.js';
 import { parseJsonBody } from './json-body.js';
@@ -36,12 +37,14 @@ const failed = (customId: string, error: ProblemError): LineResult => {
 export function batchLineExecutor(engine: EmbeddingEngine, now: () => number = Date.now): LineExecutor {
   const ajv = new Ajv({ coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false, strict: false });
   const validate = ajv.compile(inlineRefs(openapiDocument.components.schemas.EmbeddingRequest, openapiDocument));
+  // One line's response rendered at a time, so online requests never queue behind many (cpu-gate.ts).
+  const renderGate = new CpuGate();
   return async (raw, context) => {
     const line = parseJsonBody(raw) as { custom_id: string; body: unknown };
     const customId = line.custom_id;
     try {
       if (!validate(line.body)) throw new ProblemError('invalid_body', validationDetail((validate.errors ?? []) as SchemaError[], 'body'));
-      return await run(engine, line.body as EmbeddingRequest, customId, context, now);
+      return await run(engine, line.body as EmbeddingRequest, customId, context, now, renderGate);
     } catch (error) {
       if (error instanceof ProblemError) return failed(customId, error);
       throw error;
@@ -49,7 +52,14 @@ export function batchLineExecutor(engine: EmbeddingEngine, now: () => number = D
   };
 }
 
-async function run(engine: EmbeddingEngine, body: EmbeddingRequest, customId: string, context: LineContext, now: () => number) {
+async function run(
+  engine: EmbeddingEngine,
+  body: EmbeddingRequest,
+  customId: string,
+  context: LineContext,
+  now: () => number,
+  gate: CpuGate,
+) {
   const policy = checkRequest(body, engine, context.model || undefined);
   let admission: LineAdmission = 'stopped';
   const outcome = await engine.embed({
@@ -78,6 +88,6 @@ async function run(engine: EmbeddingEngine, body: EmbeddingRequest, customId: st
     model: engine.modelId,
     usage: { prompt_tokens: outcome.promptTokens, total_tokens: outcome.promptTokens },
   };
-  const json = await renderEmbeddingResponse(head, outcome.vectors, body.encoding_format ?? 'float');
+  const json = await gate.run(() => renderEmbeddingResponse(head, outcome.vectors, body.encoding_format ?? 'float'));
   return { kind: 'embedded', customId, tokens: outcome.promptTokens, body: json } as const;
 }
