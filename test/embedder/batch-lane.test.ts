@@ -16,16 +16,6 @@ const LIMITS: BatchLimits = {
   maxTenantTokens: 10_000,
 };
 
-/** Answers every model call until `done` settles, waiting out the batch lane's rests (real timers). */
-async function drain(model: ReturnType<typeof fakeModel>, done: Promise<unknown>): Promise<void> {
-  let settled = false;
-  void done.finally(() => (settled = true));
-  while (!settled) {
-    if (model.pending() > 0) await model.release();
-    else await new Promise((r) => setTimeout(r, 2));
-  }
-}
-
 function clock() {
   let now = 0;
   return { now: () => now, advance: (ms: number) => (now += ms) };
@@ -53,28 +43,8 @@ describe('the batch lane', () => {
     time.advance(5_000);
     await model.release();
     expect(model.calls[3]).toHaveLength(8); // quiet again: full calls
-    await drain(model, bulk);
+    while (model.pending() > 0) await model.release();
     expect((await bulk).ok).toBe(true);
-  });
-
-  it('rests between its calls while online work is about, as long as its last call took', async () => {
-    const model = fakeModel();
-    const time = clock();
-    const batcher = new Batcher(model.embed, LIMITS, undefined, time.now);
-    const online = batcher.submit('org', [row(1)]);
-    const bulk = batcher.submit(
-      'bulk',
-      Array.from({ length: 6 }, (_, i) => row(100 + i)),
-      undefined,
-      'batch',
-    );
-    await model.release(); // the online call
-    time.advance(40);
-    await model.release(); // a small batch-lane call that took 40 ms
-    expect(model.pending()).toBe(0); // resting: no next call yet
-    time.advance(40);
-    await drain(model, bulk);
-    expect((await online).ok && (await bulk).ok).toBe(true);
   });
 
   it('is never refused for its size and does not count against the online queue bounds', async () => {
@@ -90,7 +60,7 @@ describe('the batch lane', () => {
     expect(batcher.queuedInputs).toBe(0);
     expect(batcher.backgroundInputs).toBe(50);
     const online = batcher.submit('org', [row(2)]);
-    await drain(model, Promise.all([first, lines, online]));
+    while (model.pending() > 0) await model.release();
     expect((await first).ok && (await lines).ok && (await online).ok).toBe(true);
   });
 
@@ -114,7 +84,7 @@ describe('the batch lane', () => {
     // b, which joined while a had a backlog, is served within the next calls, not after a's ten lines.
     const next = [1, 2, 3].flatMap((i) => model.batchTags(i));
     expect(next.filter((t) => t >= 200).length).toBeGreaterThanOrEqual(2);
-    await drain(model, Promise.all([busy, a, b]));
+    while (model.pending() > 0) await model.release();
     expect((await busy).ok && (await a).ok && (await b).ok).toBe(true);
   });
 });

@@ -27,12 +27,6 @@ export type Lane = 'online' | 'batch';
 const ONLINE_RECENT_MS = 2_000;
 /** The batch lane's share of the batch budget while online work is about. */
 const BACKGROUND_SHARE = 4;
-/**
- * While online work is about, the batch lane rests this many times as long as its last call
- * took: the model, and the CPU the whole online path shares with it (Envoy, authz, this event
- * loop), stay partly free for online requests, which otherwise queue behind a saturated machine.
- */
-const BACKGROUND_REST = 1;
 
 /** What one model call was: inputs, padded tokens (longest × inputs) and its duration. */
 export interface BatchStats {
@@ -81,9 +75,6 @@ export class Batcher {
   private readonly background: TenantQueues<Entry>;
   private readonly smallBudget: { maxBatchTokens: number; maxBatchSize: number };
   private lastOnline = Number.NEGATIVE_INFINITY;
-  /** While online work is about, the batch lane waits until then (BACKGROUND_REST). */
-  private restUntil = Number.NEGATIVE_INFINITY;
-  private restTimer: ReturnType<typeof setTimeout> | undefined;
   /** The model's measured pace, for an honest retry-after when a request is refused. */
   private readonly drain = new DrainEstimate();
   private running = false;
@@ -179,12 +170,9 @@ export class Batcher {
   private pump(): void {
     if (this.running) return;
     let batch = this.queues.nextBatch();
-    const onlineLately = this.now() - this.lastOnline < ONLINE_RECENT_MS;
-    let resting = false;
-    if (batch.length === 0 && this.background.inputs > 0) {
-      if (onlineLately && this.now() < this.restUntil) return this.wakeAt(this.restUntil);
+    if (batch.length === 0) {
+      const onlineLately = this.now() - this.lastOnline < ONLINE_RECENT_MS;
       batch = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
-      resting = onlineLately;
     }
     if (batch.length === 0) return;
     this.running = true;
@@ -213,23 +201,9 @@ export class Batcher {
           seconds ?? 0,
         );
         this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: seconds ?? 0 });
-        if (resting) this.restUntil = this.now() + (seconds ?? 0) * 1000 * BACKGROUND_REST;
         this.running = false;
         this.pump();
       });
-  }
-
-  /** Pumps again at `time` (the batch lane's rest); an online submit pumps at once anyway. */
-  private wakeAt(time: number): void {
-    if (this.restTimer) return;
-    this.restTimer = setTimeout(
-      () => {
-        this.restTimer = undefined;
-        this.pump();
-      },
-      Math.max(1, time - this.now()),
-    );
-    this.restTimer.unref?.();
   }
 
   private deliver(batch: readonly Entry[], vectors: readonly Float32Array[]): void {
