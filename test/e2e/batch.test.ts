@@ -183,7 +183,15 @@ describe('kill -9 of the embedder mid-batch', () => {
       body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' }),
     });
     const id = create.json().id as string;
-    const get = async () => (await stack.request({ method: 'GET', path: `/v1/batches/${id}`, headers: auth })).json();
+    // Polled as an SDK polls: a 503 (a Check timed out on a loaded machine, the embedder restarting) is asked again.
+    const get = async (): Promise<any> => {
+      for (;;) {
+        const res = await stack.request({ method: 'GET', path: `/v1/batches/${id}`, headers: auth });
+        if (res.status === 200) return res.json();
+        expect(res.status, res.body).toBe(503);
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    };
     while ((await get()).request_counts.completed < 200) await new Promise((r) => setTimeout(r, 100));
     process.kill(stack.processes.embedder.pid!, 'SIGKILL');
     await stack.startService('embedder', { BATCH_POLL_MS: '50', BATCH_LEASE_MS: '3000' });
