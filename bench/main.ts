@@ -10,6 +10,7 @@
  * default) starts the bench's own redis-server, whose CPU then counts in the whole path's.
  * --baseline-tree DIR measures that older tree's gateway too (bench/baseline.ts).
  * --envoy-strip access-log,lua,header-mutation: a tuning run without those Envoy filters.
+ * Part `batch` (bench/batch.ts): the Batch API's goals on the default model.
  * Part `cost` (not in the default parts): the two per-request costs only, three rounds each, for
  * comparing variants one after another.
  */
@@ -18,6 +19,7 @@ import { resolve } from 'node:path';
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { measureAuthz } from './authz.ts';
+import { measureBatch } from './batch.ts';
 import { runScriptJson } from './child-json.ts';
 import { measureModel, type ModelEfficiency } from './efficiency.ts';
 import { useEmbedderEntry } from './embedder-service.ts';
@@ -178,6 +180,11 @@ async function main(): Promise<void> {
       log(`gateway of the older tree in ${tree}`);
       results.baseline = await baseline(tree, dir);
     }
+  }
+  if (parts.has('batch')) {
+    log('batch: throughput vs raw ONNX Runtime, online p99 during a batch, fairness between batches (default model)');
+    results.batch = await measureBatch(DEFAULT_MODEL_DIR, readManifest(DEFAULT_MODEL_DIR).id, stackPaths(), quick);
+    process.stderr.write(`bench: batch ${JSON.stringify(results.batch)}\n`);
   }
   const command = (values.command as string) || `npx tsx bench/main.ts ${process.argv.slice(2).join(' ')}`.trim();
   const merged = writeLatest(results, command, (values.label as string) || 'latest');

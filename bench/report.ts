@@ -2,6 +2,7 @@
  * The run's results: `bench/results/latest.json` (the issue's fields at the top level, the
  * detail below them) and the printed table.
  */
+import type { BatchBenchResult } from './batch.ts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import type { AuthzResult } from './authz.ts';
@@ -31,6 +32,8 @@ export interface RunResults {
   loadAtGateway?: number;
   baseline?: BaselineResult;
   pathCost?: PathCost;
+  /** The Batch API's goals (bench/batch.ts). */
+  batch?: BatchBenchResult;
 }
 
 /** The issue's goals, checked against the headline numbers. */
@@ -43,6 +46,8 @@ export const GOALS = {
   gateway_added_p50_ms: { max: 1 },
   gateway_added_p99_ms: { max: 5 },
   authz_checks_per_s: { min: 5000 },
+  batch_vs_raw_ort: { min: 0.9 },
+  batch_online_p99_ratio: { max: 1.25 },
 } as const;
 
 const round = (x: number, digits = 2): number => Math.round(x * 10 ** digits) / 10 ** digits;
@@ -100,6 +105,18 @@ export function headline(r: RunResults): Record<string, number | string> {
     out.authz_p99_ms = round(r.authz.p99Ms);
     out.authz_cpu_ms_per_check = round(r.authz.authzCpuMsPerCheck, 3);
     out.authz_checks_per_core_s = Math.round(r.authz.checksPerCoreS);
+  }
+  if (r.batch) {
+    out.batch_inputs_per_s = round(r.batch.batchInputsPerS, 1);
+    out.batch_raw_ort_inputs_per_s = round(r.batch.rawOrt.inputsPerS, 1);
+    out.batch_vs_raw_ort = round(r.batch.throughputRatio, 3);
+    out.batch_notes_inputs_per_s = round(r.batch.notes.batchInputsPerS, 1);
+    out.batch_notes_raw_ort_inputs_per_s = round(r.batch.notes.rawOrtInputsPerS, 1);
+    out.batch_notes_vs_raw_ort = round(r.batch.notes.ratio, 3);
+    out.batch_online_p99_alone_ms = round(r.batch.online.p99Alone);
+    out.batch_online_p99_with_batch_ms = round(r.batch.online.p99WithBatch);
+    out.batch_online_p99_ratio = round(r.batch.online.p99Ratio, 3);
+    out.batch_fairness_shares = r.batch.fairness.shares.join(' / ');
   }
   const peaks = [...(r.efficiency ?? []).map((m) => m.embedderRssMb.peak), r.gateway?.memoryMb.embedder?.peak ?? 0];
   if (peaks.some((p) => p > 0)) out.embedder_rss_mb_peak = Math.round(Math.max(...peaks));

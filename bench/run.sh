@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # `make bench`: measures the gateway against its baselines in one run (see BENCHMARKS.md).
-#   bash bench/run.sh [all|efficiency|gateway|authz|quant] [--quick]
-#     all         (default) efficiency, gateway overhead + memory, authz capacity (~10 min)
+#   bash bench/run.sh [all|efficiency|gateway|authz|batch|quant] [--quick]
+#     all         (default) efficiency, gateway overhead + memory, authz capacity, batch (~13 min)
 #     efficiency  embedder vs raw onnxruntime-node vs transformers.js, default + generated model
 #     gateway     direct vs Envoy + authz over TLS: highest rate with p99 < 50 ms, whole-path CPU per
 #                 request at 500 req/s, added p50 at 100 req/s; the same for f5cf755 (before admission)
 #     authz       Check calls/s and p99 with Redis
+#     batch       the Batch API on the default model: throughput vs raw onnxruntime-node, online p99
+#                 alone and during a batch, fairness between two organizations' batches
 #     quant       int8 dynamic quantisation of the default model: cosine vs fp32 and speed
 #     --quick     short measurements (a smoke run, not figures to quote)
 # Prints a table and writes bench/results/latest.json. Expects `make up` to have installed the
@@ -23,9 +25,9 @@ export ORT_DISABLE_TELEMETRY=1
 part="all"; quick=()
 for arg in "$@"; do
   case "$arg" in
-    all|efficiency|gateway|authz|quant) part="$arg" ;;
+    all|efficiency|gateway|authz|batch|quant) part="$arg" ;;
     --quick) quick=(--quick) ;;
-    *) echo "usage: bash bench/run.sh [all|efficiency|gateway|authz|quant] [--quick]" >&2; exit 2 ;;
+    *) echo "usage: bash bench/run.sh [all|efficiency|gateway|authz|batch|quant] [--quick]" >&2; exit 2 ;;
   esac
 done
 say() { echo "bench: $*" >&2; }
@@ -60,7 +62,7 @@ if [[ "$part" == "quant" ]]; then
   exit 0
 fi
 
-if [[ "$part" == "all" || "$part" == "gateway" || "$part" == "authz" ]]; then
+if [[ "$part" == "all" || "$part" == "gateway" || "$part" == "authz" || "$part" == "batch" ]]; then
   if [[ "$bench_redis" == own ]]; then
     command -v redis-server >/dev/null 2>&1 || { say "redis-server is not installed (make up installs it)"; exit 1; }
   else
@@ -84,6 +86,6 @@ if [[ ("$part" == "all" || "$part" == "gateway") && "$baseline_commit" != none ]
   fi
   baseline_args=(--baseline-tree "$tree")
 fi
-parts="efficiency,gateway,authz"; [[ "$part" == "all" ]] || parts="$part"
+parts="efficiency,gateway,authz,batch"; [[ "$part" == "all" ]] || parts="$part"
 exec node --import tsx bench/main.ts --parts "$parts" ${quick[@]+"${quick[@]}"} --command "bash bench/run.sh${*:+ $*}" \
   --envoy "${ENVOY:-.venv/bin/envoy}" --tls .local/bench/tls --redis-url "$bench_redis" ${baseline_args[@]+"${baseline_args[@]}"}

@@ -1,3 +1,5 @@
+import { batchAclRules } from './batch-keys.js';
+
 /**
  * The Redis keys a request's settlement touches, shared by authz (which writes organizations and
  * keys, reads usage, and checks request rates on the same token buckets) and the embedder (which
@@ -53,5 +55,7 @@ export function settlementAclRules(prefix: string, password: string): string[] {
     `(+get +set ${bucket} ${settle})`,
     `(+xadd ${stream})`,
     `(+hincrby ${daily})`,
+    // The Batch API's functions (batch.lua) run as the same user.
+    ...batchAclRules(glob),
   ];
 }

@@ -2,8 +2,9 @@
  * The embedder's settings: the only module that reads `process.env`. Parsed once, validated
  * whole (one error naming every bad variable), frozen.
  */
+import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { resolve } from 'node:path';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings, type RedisSettings } from '../../contract/redis-target.js';
@@ -42,6 +43,83 @@ export interface EmbedderConfig {
   readonly drainNoticeMs: number;
   /** OTLP/HTTP base URL for traces (OTEL_EXPORTER_OTLP_ENDPOINT); tracing is off when unset. */
   readonly otlpEndpoint: string | undefined;
+  /** The Batch API's settings; undefined (the API off) without a key-encryption key. */
+  readonly batch: BatchConfig | undefined;
+}
+
+/** The Batch API's settings; without a key-encryption key the API is off (its routes answer 404). */
+export interface BatchConfig {
+  /** `dir:<path>` (the embedded default) or a `postgres://` URL. */
+  readonly store: { readonly kind: 'dir'; readonly path: string } | { readonly kind: 'postgres'; readonly url: string };
+  /** The key-encryption keys' text (a Secret file): the first seals, both open. */
+  readonly keys: string;
+  /** How long files are kept after upload, or after the batch that uses or made them ends. */
+  readonly retentionSeconds: number;
+  readonly maxFileBytes: number;
+  readonly maxFileLines: number;
+  readonly workers: number;
+  readonly leaseMs: number;
+  readonly pollMs: number;
+  readonly sweepMs: number;
+}
+
+const DEFAULT_KEK_FILE = '.local/batch-kek';
+
+/** One or two keys, one per line: 64 hex characters or base64 of 32 bytes each (batch/sealing.ts parses them). */
+const KEY_LINES = /^\s*([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)\s*(\n\s*([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)\s*)?$/;
+
+function readKeyText(read: EnvReader, root: string): string | undefined {
+  const direct = read.optional('BATCH_KEK');
+  const named = read.optional('BATCH_KEK_FILE');
+  const file = resolve(root, named ?? DEFAULT_KEK_FILE);
+  if (direct === undefined && !existsSync(file)) {
+    if (named !== undefined) read.problem('BATCH_KEK_FILE', 'name a file that exists', file);
+    return undefined;
+  }
+  const text = direct ?? readFileSync(file, 'utf8');
+  if (KEY_LINES.test(text)) return text;
+  read.problem(
+    direct !== undefined ? 'BATCH_KEK' : `BATCH_KEK_FILE (${file})`,
+    'hold one or two keys, one per line, each 64 hex characters or base64 of 32 bytes',
+  );
+  return undefined;
+}
+
+function readStore(read: EnvReader, root: string): BatchConfig['store'] {
+  // A PostgreSQL URL holds a password: a deployment gives it as a Secret file (BATCH_STORE_FILE).
+  const file = read.optional('BATCH_STORE_FILE');
+  if (file !== undefined && !existsSync(resolve(root, file))) read.problem('BATCH_STORE_FILE', 'name a file that exists', file);
+  const fromFile = file !== undefined && existsSync(resolve(root, file)) ? readFileSync(resolve(root, file), 'utf8').trim() : undefined;
+  const raw = fromFile ?? read.string('BATCH_STORE', 'dir:.local/batch');
+  if (/^postgres(ql)?:\/\/\S+$/.test(raw)) return { kind: 'postgres', url: raw };
+  if (raw.startsWith('dir:') && raw.length > 4) return { kind: 'dir', path: resolve(root, raw.slice(4)) };
+  read.problem('BATCH_STORE', 'be dir:<path> or a postgres:// URL', raw.startsWith('dir:') ? raw : '(hidden)');
+  return { kind: 'dir', path: resolve(root, '.local/batch') };
+}
+
+/** The Batch API's settings (BATCH_*), or undefined (the API off) when no key-encryption key is given. */
+function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined {
+  const keys = readKeyText(read, root);
+  const store = readStore(read, root);
+  const keyFile = read.optional('BATCH_KEK_FILE');
+  // The key must not lie beside the data it protects: a copy of the directory would hold both.
+  if (store.kind === 'dir' && keyFile !== undefined) {
+    const inside = relative(store.path, resolve(root, keyFile));
+    if (!inside.startsWith('..') && !isAbsolute(inside)) read.problem('BATCH_KEK_FILE', 'lie outside the BATCH_STORE directory', keyFile);
+  }
+  const config = {
+    store,
+    // A week: long enough to collect results after a long weekend, short enough that copies of
+    // clinical text do not linger (README "Re-indexing a corpus" argues it).
+    retentionSeconds: read.integer('BATCH_RETENTION_DAYS', 7, 1, 3650) * 86_400,
+    maxFileBytes: read.integer('BATCH_FILE_MAX_BYTES', 200 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+    maxFileLines: read.integer('BATCH_FILE_MAX_LINES', 50_000, 1, 1_000_000),
+    workers: read.integer('BATCH_WORKERS', 4, 1, 64),
+    leaseMs: read.integer('BATCH_LEASE_MS', 60_000, 1_000, 3_600_000),
+    pollMs: read.integer('BATCH_POLL_MS', 1_000, 10, 60_000),
+    sweepMs: read.integer('BATCH_SWEEP_MS', 60_000, 100, 3_600_000),
+  };
+  return keys ? { ...config, keys } : undefined;
 }
 
 /** The longest input a model may take; a batch must always be able to hold one. */
@@ -78,5 +156,6 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     // Off by default: Kubernetes takes a pod out of rotation itself (preStop sleep, new pod IP).
     drainNoticeMs: read.integer('EMBEDDER_DRAIN_NOTICE_MS', 0, 0, 60_000),
     otlpEndpoint: readOtlpEndpoint(read),
+    batch: readBatchConfig(read, repoRoot),
   });
 }

@@ -11,6 +11,9 @@ import { loadEngine } from './core/engine.js';
 import { modelFingerprint, modelInstalledAt } from './model/fingerprint.js';
 import { createEmbedderMetrics, measureEngine, measureSettlement } from './telemetry/metrics.js';
 import { registerTracing, startTracing, traceEngine, traceSettlement } from './telemetry/tracing.js';
+import { startBatchService } from './batch/service.js';
+import { batchLineExecutor } from './http/batch-line.js';
+import { parseJsonBody } from './http/json-body.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -32,6 +35,17 @@ async function main(): Promise<void> {
   // Each command bounded by the settlement's own wait: a stalled Redis fails the request closed.
   const store = measureSettlement(openSettlementStore({ ...config.redis, timeoutMs: config.settlementTimeoutMs }), metrics);
   const settlement = tracing.enabled ? traceSettlement(store, tracing.tracer) : store;
+  // The Batch API, when its key-encryption key is configured: workers share the queue on Redis.
+  let warn = (_reason: string): void => undefined;
+  const batch = config.batch
+    ? await startBatchService(config.batch, {
+        redis: config.redis,
+        parseLine: parseJsonBody,
+        execute: batchLineExecutor(engine),
+        isReady: () => engine.isReady() && !stopping,
+        onError: (err) => warn((err as Error).message),
+      })
+    : undefined;
   const app = buildApp({
     config,
     engine,
@@ -40,8 +54,10 @@ async function main(): Promise<void> {
     draining: () => stopping,
     modelFingerprint: fingerprint,
     modelCreated: installedAt,
+    batch,
   });
   if (tracing.enabled) registerTracing(app, tracing.tracer);
+  warn = (reason) => app.log.warn({ event: 'batch_fault', reason }, 'batch worker fault');
 
   ready.then(
     () =>
@@ -71,6 +87,7 @@ async function main(): Promise<void> {
     deadline.unref();
     if (config.drainNoticeMs > 0) await sleep(config.drainNoticeMs);
     await app.close();
+    await batch?.stop();
     settlement.close();
     await engine.close();
     app.log.info({ event: 'drained' }, 'stopped');

@@ -61,6 +61,117 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's files, newest first. */
+        get: operations["listFiles"];
+        put?: never;
+        /**
+         * Upload a batch input file (JSONL, one /v1/embeddings request per line).
+         * @description `multipart/form-data` with `purpose` = `batch` and the `file` part: JSONL whose lines are `{"custom_id": …, "method": "POST", "url": "/v1/embeddings", "body": {…}}`, custom_ids unique, at most 50,000 lines and 200 MB (`BATCH_FILE_MAX_LINES`, `BATCH_FILE_MAX_BYTES`), each line at most 1 MiB. Streamed: authenticated on its headers, never buffered whole, encrypted at rest as it arrives. A malformed file is 400 `invalid_body` naming `file` and the line number; a larger one 413. Each line's body is checked by `/v1/embeddings`' rules when the batch runs (a bad line fails alone, into the error file).
+         */
+        post: operations["createFile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{file_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the organization's files (another organization's id is 404). */
+        get: operations["retrieveFile"];
+        put?: never;
+        post?: never;
+        /** Deletes the file and its content at once. */
+        delete: operations["deleteFile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/files/{file_id}/content": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The file's content (an input file's lines, or a batch's output or error JSONL). */
+        get: operations["downloadFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The organization's batches, newest first. */
+        get: operations["listBatches"];
+        put?: never;
+        /**
+         * Run an uploaded file's requests on the model's spare capacity.
+         * @description The lines run only on capacity online requests leave idle, shared fairly between organizations, each embedded and billed once (usage records of kind `batch`). The batch is `in_progress` from creation (the file was checked at upload), then `finalizing` and `completed`; `cancelling` → `cancelled` after a cancel; `expired` when the 24-hour window passes (lines not run go to the error file as `batch_expired`); `failed` when its input can no longer be read.
+         */
+        post: operations["createBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One of the organization's batches, with its request counts. */
+        get: operations["retrieveBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Stops the batch; only the lines it completed are billed and output. */
+        post: operations["cancelBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/health": {
         parameters: {
             query?: never;
@@ -130,6 +241,84 @@ export interface components {
             prompt_tokens: number;
             /** @description Equal to `prompt_tokens`. */
             total_tokens: number;
+        };
+        FileObject: {
+            id: string;
+            /** @constant */
+            object: "file";
+            bytes: number;
+            created_at: number;
+            /** @description When the retention period deletes it (BATCH_RETENTION_DAYS after upload */
+            expires_at?: number;
+            filename: string;
+            /** @enum {string} */
+            purpose: "batch" | "batch_output";
+            /** @constant */
+            status: "processed";
+            status_details?: null;
+        };
+        FileList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["FileObject"][];
+            first_id?: string | null;
+            last_id?: string | null;
+            has_more: boolean;
+        };
+        FileDeleted: {
+            id: string;
+            /** @constant */
+            object: "file";
+            /** @constant */
+            deleted: true;
+        };
+        /** @description Fields not listed (such as `metadata`) are dropped. */
+        BatchCreateRequest: {
+            /** @description A file of the caller's organization with purpose `batch` (else 404). */
+            input_file_id: string;
+            /** @enum {string} */
+            endpoint: "/v1/embeddings";
+            /** @enum {string} */
+            completion_window: "24h";
+        };
+        Batch: {
+            id: string;
+            /** @constant */
+            object: "batch";
+            /** @constant */
+            endpoint: "/v1/embeddings";
+            model?: string | null;
+            errors?: Record<string, never> | null;
+            input_file_id: string;
+            /** @constant */
+            completion_window: "24h";
+            /** @enum {string} */
+            status: "validating" | "in_progress" | "finalizing" | "completed" | "failed" | "expired" | "cancelling" | "cancelled";
+            output_file_id?: string | null;
+            error_file_id?: string | null;
+            created_at: number;
+            in_progress_at?: number | null;
+            expires_at?: number | null;
+            finalizing_at?: number | null;
+            completed_at?: number | null;
+            failed_at?: number | null;
+            expired_at?: number | null;
+            cancelling_at?: number | null;
+            cancelled_at?: number | null;
+            request_counts: {
+                total: number;
+                completed: number;
+                failed: number;
+            };
+            metadata?: null;
+        };
+        BatchList: {
+            /** @constant */
+            object: "list";
+            data: components["schemas"]["Batch"][];
+            first_id?: string | null;
+            last_id?: string | null;
+            has_more: boolean;
         };
         ModelList: {
             /** @constant */
@@ -285,6 +474,7 @@ export interface components {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
                 "retry-after": components["headers"]["RetryAfter"];
+                "retry-after-ms": components["headers"]["RetryAfterMs"];
                 [name: string]: unknown;
             };
             content: {
@@ -297,6 +487,12 @@ export interface components {
         RequestId: string;
         /** @description `input_type` for clients that send only the body fields they know (LangChain.js, Vercel `ai`, Haystack, chromadb, LanceDB) but let a client carry default headers. Same values and meaning as the body field; the body field wins when both are sent. Any other value (or the header sent twice) is 400 `invalid_body` naming `x-input-type`. */
         InputType: "query" | "document";
+        /** @description Another organization's file id is 404, as is an unknown one. */
+        FileId: string;
+        /** @description Another organization's batch id is 404, as is an unknown one. */
+        BatchId: string;
+        /** @description The last id of the previous page (an unknown one gives an empty page). */
+        ListAfter: string;
     };
     requestBodies: never;
     headers: {
@@ -314,6 +510,8 @@ export interface components {
         RateLimitRemainingTokens: number;
         /** @description Seconds to wait before retrying. */
         RetryAfter: number;
+        /** @description On `overloaded` only: milliseconds until the organization's queued work, and the requests it was told to retry before this one, have drained at its share of the model's measured pace (`retry-after` is the same, rounded up to whole seconds). The OpenAI SDKs wait this long before their retry when it is under a minute. */
+        RetryAfterMs: number;
         /** @description Methods the path supports. */
         Allow: string;
         /** @description Equal to `usage.total_tokens`; the gateway records it as the request's usage. */
@@ -456,6 +654,293 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listFiles: {
+        parameters: {
+            query?: {
+                /** @description Only files of this purpose. */
+                purpose?: "batch" | "batch_output";
+                /** @description The last id of the previous page (an unknown one gives an empty page). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description 1 to 10000 (default 20). */
+                limit?: number;
+            };
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of files. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /** Format: binary */
+                    file: string;
+                    /** @enum {string} */
+                    purpose: "batch";
+                };
+            };
+        };
+        responses: {
+            /** @description The stored file. */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    retrieveFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description Another organization's file id is 404, as is an unknown one. */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileObject"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    deleteFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description Another organization's file id is 404, as is an unknown one. */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FileDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    downloadFile: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description Another organization's file id is 404, as is an unknown one. */
+                file_id: components["parameters"]["FileId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The JSONL content, streamed. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/octet-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    listBatches: {
+        parameters: {
+            query?: {
+                /** @description The last id of the previous page (an unknown one gives an empty page). */
+                after?: components["parameters"]["ListAfter"];
+                /** @description 1 to 100 (default 20). */
+                limit?: number;
+            };
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of batches. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatchList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    createBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The new batch. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    retrieveBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description Another organization's batch id is 404, as is an unknown one. */
+                batch_id: components["parameters"]["BatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["Unavailable"];
+        };
+    };
+    cancelBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Request ID; echoed back. When absent, or sent empty, the gateway generates a UUID. Sent at most once, up to 200 characters of `A-Z a-z 0-9 . _ : / + = @ -`; any other value is 400 `invalid_body` naming `x-request-id`, before authentication. */
+                "x-request-id"?: components["parameters"]["RequestId"];
+            };
+            path: {
+                /** @description Another organization's batch id is 404, as is an unknown one. */
+                batch_id: components["parameters"]["BatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch, `cancelling` until the segments in progress end. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
             503: components["responses"]["Unavailable"];
         };
     };

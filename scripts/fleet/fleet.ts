@@ -163,7 +163,8 @@ function fleetComponents(
       netns: h(name).netns,
       // Restarted at the same address: out of Envoy's rotation (health check every second) before
       // it stops listening, so its replacement is never sent requests while its model loads.
-      baseEnv: { ...baseEnv, ...authzEnvExtra, EMBEDDER_DRAIN_NOTICE_MS: '2000' },
+      // A dead embedder's batch segments are taken over after 5 s.
+      baseEnv: { ...baseEnv, ...authzEnvExtra, EMBEDDER_DRAIN_NOTICE_MS: '2000', BATCH_LEASE_MS: '5000', BATCH_POLL_MS: '200' },
     }),
   );
   const gateways = GATEWAYS.map((name) => gatewayComponent(net, h(name), dir, options.envoyBinary, ca));
@@ -243,7 +244,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     const grantSecretFile = join(dir, 'grant-secret');
     writeFileSync(secretFile, randomBytes(32).toString('hex'), { mode: 0o600 });
     // The grant secret, Envoy's caller token for authz and authz's metrics token (the stack's shared secrets).
-    for (const name of ['grant-secret', 'authz-caller-token', 'metrics-token']) ensureSecretFile(join(dir, name));
+    for (const name of ['grant-secret', 'authz-caller-token', 'metrics-token', 'batch-kek']) ensureSecretFile(join(dir, name));
     const sentinels = SENTINEL_HOSTS.map((n) => `${(network.hosts[n] as Host).address}:${PORTS.sentinel}`).join(',');
     const passwords: Passwords = { redis: randomBytes(16).toString('hex'), sentinel: randomBytes(16).toString('hex') };
     const sentinelPasswordFile = join(dir, 'sentinel-password');
@@ -256,6 +257,9 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       grantSecretFile,
       authzCallerTokenFile: join(dir, 'authz-caller-token'),
       metricsTokenFile: join(dir, 'metrics-token'),
+      // The Batch API: the embedders share one store directory (one host), the key apart from it.
+      batchKekFile: join(dir, 'batch-kek'),
+      batchStore: `dir:${join(dir, 'batch')}`,
       // With Sentinels, the URL's host is unused; its password is the primary's (contract/redis-target.ts).
       redisUrl: `redis://:${passwords.redis}@${(network.hosts['redis-a'] as Host).address}:${PORTS.redis}`,
       redisKeyPrefix: 'ctg-fleet:',

@@ -1,6 +1,7 @@
 /**
  * `make fleet`: starts the fleet in network namespaces, puts a steady bounded load through both
- * gateways, runs every failure scenario under it, checks an organization's rate limit across
+ * gateways, runs every failure scenario under it (a Batch API batch running through each,
+ * checked for every line once in its output and its usage: batch-scenario.ts), checks an organization's rate limit across
  * both gateways, prints a table and writes bench/results/fleet.json. Stops everything it
  * started and deletes its namespaces on every exit path (and those of a run that was killed).
  *
@@ -16,6 +17,7 @@ import { startLoad, GatewayClient, type GatewayTarget } from './load.js';
 import { cleanStale } from './netns.js';
 import { report, summarise, table, type ScenarioResult } from './report.js';
 import { SCENARIOS } from './scenarios.js';
+import { FleetBatch, batchTable, type BatchCheck } from './batch-scenario.js';
 
 const run = promisify(execFile);
 const { values } = parseArgs({
@@ -52,6 +54,19 @@ async function createKeys(f: Fleet, orgs: readonly string[], rpm: number): Promi
     keys[org] = JSON.parse(await admin(f, 'key', 'create', '--org', org, '--json')).key as string;
   }
   return keys;
+}
+
+/** A batch per scenario: lines × inputs, sized to outlast the fault on the fleet's model. */
+const BATCH = { lines: quick ? 600 : 1_500, inputs: 8, waitMs: 300_000 };
+
+/** The request ids of the usage records of `batch` (request_id `<batch>:<line>`). */
+async function batchUsage(f: Fleet, batch: string): Promise<string[]> {
+  const ids: string[] = [];
+  for (const line of (await admin(f, 'usage', 'export', '--format', 'jsonl')).split('\n').filter(Boolean)) {
+    const id = JSON.parse(line).request_id as string;
+    if (id.startsWith(`${batch}:`)) ids.push(id);
+  }
+  return ids;
 }
 
 /** How often each request id is recorded in the fleet's usage stream. */
@@ -125,6 +140,8 @@ async function main(): Promise<number> {
   const keys = await createKeys(f, LOAD.orgs, 100_000);
   const targets = GATEWAYS.map((name) => ({ name, address: f.host(name).address, port: gatewayPort }));
   const raw: Array<{ name: string; outcomes: Awaited<ReturnType<ReturnType<typeof startLoad>['stop']>>; ms: number }> = [];
+  const batchKey = (await createKeys(f, ['org-batch'], 100_000))['org-batch'] as string;
+  const batchChecks: BatchCheck[] = [];
   const chosen = SCENARIOS.filter((s) => !values.only || s.name.includes(values.only as string));
   for (const [i, scenario] of chosen.entries()) {
     say(`scenario: ${scenario.name}`);
@@ -139,10 +156,14 @@ async function main(): Promise<number> {
       bogusEvery: 10,
     });
     const t0 = Date.now();
+    const batch = new FleetBatch(targets, f.ca, batchKey);
+    await batch.start(f.modelId, BATCH.lines, BATCH.inputs);
     await sleep(WARMUP_MS);
+    const runningAtFault = (await batch.status()).status === 'in_progress';
     await scenario.run(f);
     await sleep(SETTLE_MS);
     raw.push({ name: scenario.name, outcomes: await load.stop(), ms: Date.now() - t0 });
+    batchChecks.push(await batch.check(scenario.name, BATCH.lines, runningAtFault, (id) => batchUsage(f, id), BATCH.waitMs));
   }
   say('rate limit across both gateways');
   const rate = await rateLimit(f, targets);
@@ -150,15 +171,18 @@ async function main(): Promise<number> {
   await sleep(3_000);
   const recorded = await recordedUsage(f);
   const scenarios: ScenarioResult[] = raw.map((r) => summarise(r.name, r.outcomes, recorded, r.ms));
-  const result = report(scenarios, rate, {
-    quick,
-    load: { rate_per_s: LOAD.ratePerS, max_in_flight: LOAD.maxInFlight, organizations: LOAD.orgs.length },
-  });
+  const result = {
+    ...report(scenarios, rate, {
+      quick,
+      load: { rate_per_s: LOAD.ratePerS, max_in_flight: LOAD.maxInFlight, organizations: LOAD.orgs.length },
+    }),
+    batch: { lines: BATCH.lines, inputs_per_line: BATCH.inputs, checks: batchChecks },
+  };
   const out = resolve(values.out as string);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
-  process.stdout.write(`${table(result)}\n\nwrote ${out}\n`);
-  return 0;
+  process.stdout.write(`${table(result)}\n\n${batchTable(batchChecks)}\n\nwrote ${out}\n`);
+  return batchChecks.every((c) => c.ok) ? 0 : 1;
 }
 
 let stopping: Promise<void> | undefined;

@@ -47,6 +47,9 @@ export interface ServiceContract {
   readonly authzCallerTokenFile?: string;
   /** The bearer token authz's and the embedder's GET /metrics require (Prometheus sends it); the stack creates it. */
   readonly metricsTokenFile?: string;
+  /** The Batch API's key-encryption key (the stack creates it) and where its files live (`dir:…` or a postgres:// URL). */
+  readonly batchKekFile?: string;
+  readonly batchStore?: string;
 }
 
 // authz and the embedder reach the same Redis, the same way.
@@ -99,6 +102,8 @@ export function embedderEnv(svc: ServiceContract, host: string, port: number): R
     ...redisEnv(svc),
     ...(svc.metricsTokenFile ? { METRICS_TOKEN_FILE: svc.metricsTokenFile } : {}),
     ...(svc.settlementUser ? { REDIS_USERNAME: svc.settlementUser.username, REDIS_PASSWORD_FILE: svc.settlementUser.passwordFile } : {}),
+    ...(svc.batchKekFile ? { BATCH_KEK_FILE: svc.batchKekFile } : {}),
+    ...(svc.batchStore ? { BATCH_STORE: svc.batchStore } : {}),
   };
 }
 

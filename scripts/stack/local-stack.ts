@@ -117,9 +117,9 @@ export function writeLocalEnvoyConfig(s: LocalStackSettings): void {
   ); // it holds the caller token
 }
 
-/** Creates the caller and metrics tokens the settings name, where they do not exist yet. */
+/** Creates the caller and metrics tokens and the batch key-encryption key the settings name, where they do not exist yet. */
 export function ensureStackSecrets(s: LocalStackSettings): void {
-  for (const file of [s.svc.authzCallerTokenFile, s.svc.metricsTokenFile]) if (file) ensureSecretFile(file);
+  for (const file of [s.svc.authzCallerTokenFile, s.svc.metricsTokenFile, s.svc.batchKekFile]) if (file) ensureSecretFile(file);
 }
 
 /** A running local gateway. */

@@ -49,6 +49,9 @@ export function upSettings(env: Env): UpSettings {
       // Created by the stack on start when missing (local-stack.ts); Envoy and Prometheus read them too.
       authzCallerTokenFile: resolve(read.string('AUTHZ_CALLER_TOKEN_FILE', join(stateDir, 'authz-caller-token'))),
       metricsTokenFile: resolve(read.string('METRICS_TOKEN_FILE', join(stateDir, 'metrics-token'))),
+      // The Batch API's key-encryption key, apart from its files (.local/batch/).
+      batchKekFile: resolve(read.string('BATCH_KEK_FILE', join(stateDir, 'batch-kek'))),
+      batchStore: read.string('BATCH_STORE', `dir:${join(stateDir, 'batch')}`),
       ...(redisKeyPrefix ? { redisKeyPrefix } : {}),
     },
     logDir: join(stateDir, 'logs'),

@@ -33,6 +33,23 @@ describe('endpointOf', () => {
     expect(endpointOf('/v1/models/')).toBeNull();
     expect(endpointOf('/v1/models/a/b')).toBeNull();
   });
+
+  it("maps the Batch API paths (their work is /v1/embeddings') to embeddings, with ids of their exact shape only", () => {
+    const file = `file-${'a'.repeat(24)}`;
+    const batch = `batch_${'b'.repeat(24)}`;
+    for (const path of [
+      '/v1/files',
+      `/v1/files/${file}`,
+      `/v1/files/${file}/content`,
+      '/v1/batches?limit=2',
+      `/v1/batches/${batch}`,
+      `/v1/batches/${batch}/cancel`,
+    ]) {
+      expect(endpointOf(path), path).toBe('embeddings');
+    }
+    for (const path of ['/v1/files/x', `/v1/files/${file}/other`, `/v1/batches/${batch}/cancel/x`, '/v1/filesx'])
+      expect(endpointOf(path), path).toBeNull();
+  });
 });
 
 describe('decideAccess', () => {

@@ -16,6 +16,7 @@ import { createKey, createOrg, orgName, orgWithKey } from '../support/stack-admi
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
 import { readErrorTable, TABLE_STATUSES } from './error-table.js';
 import { pointAt, readReadmeSnippets, type Snippet } from './readme-snippets.js';
+import { runBatchSnippet } from '../support/readme-batch.js';
 
 const run = promisify(execFile);
 const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
@@ -153,7 +154,7 @@ async function runClient(name: string): Promise<any> {
 
 describe('README clients, run as written', () => {
   it('the README names every client this check runs, and its error table has a row for each', () => {
-    expect([...snippets.keys()].sort()).toEqual(['curl', ...Object.keys(CLIENTS)].sort());
+    expect([...snippets.keys()].sort()).toEqual(['batch-node', 'batch-python', 'curl', ...Object.keys(CLIENTS)].sort());
     expect([...errorTable.keys()].sort()).toEqual(Object.keys(CLIENTS).sort());
   });
 
@@ -179,6 +180,26 @@ describe('README clients, run as written', () => {
         ).toEqual(expected[status]);
       }
       console.info(`${name}: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    });
+  }
+});
+
+// "Re-indexing a corpus": the Batch API with the clients' own OpenAI SDKs (make test uses the repo's, test/e2e/batch.test.ts).
+describe('README batch snippets, run as written', () => {
+  for (const name of ['batch-python', 'batch-node'] as const) {
+    it(name, async () => {
+      const result = await runBatchSnippet(
+        repoRoot,
+        name,
+        { baseUrl: stack.baseUrl, caFile: stack.dirs.caFile },
+        orgWithKey(stack, `clients-${name}`).key,
+        {
+          python: PYTHON.python,
+          nodeModulesDir: npmDir,
+        },
+      );
+      expect(result.documented.length, 'the snippet shows what it prints').toBeGreaterThan(0);
+      expect(result.printed).toEqual(result.documented);
     });
   }
 });

@@ -6,7 +6,8 @@
  *
  * - embedder: http/ is the edge; telemetry/ observes core/ and settlement/ from outside (it wraps
  *   them, they never call it); core/ batches work onto model/; settlement/ and model/ import no
- *   other layer.
+ *   other layer; batch/ (the Batch API's files, queue and workers) sits below http/ and above
+  core/ and settlement/.
  * - authz: edge/ is the gRPC face (Check, health, the caller check, the budget gate); telemetry/
  *   wraps the store and the key cache from outside; store/ (the only ioredis importer) reads Redis
  *   and caches key lookups; policy/ is pure.
@@ -38,15 +39,25 @@ const TELEMETRY_SDK = {
 const LAYERS: Readonly<Record<'embedder' | 'authz' | 'admin', Layering>> = {
   embedder: {
     mayImport: {
-      main: ['config', 'http', 'telemetry', 'core', 'settlement', 'model'],
-      http: ['config', 'telemetry', 'core', 'settlement', 'model'],
+      main: ['config', 'http', 'telemetry', 'batch', 'core', 'settlement', 'model'],
+      http: ['config', 'telemetry', 'batch', 'core', 'settlement', 'model'],
+      // The Batch API's files, queue and workers: below the edge (which holds the line's rules and
+      // hands them in), above the engine and the settlement it runs lines through.
+      batch: ['config', 'core', 'settlement'],
       telemetry: ['config', 'core', 'settlement'],
       core: ['config', 'settlement', 'model'],
       settlement: ['config'],
       model: [],
       config: [],
     },
-    ownedPackages: { ...TELEMETRY_SDK, 'onnxruntime-node': 'model', '@huggingface/tokenizers': 'model', ioredis: 'settlement' },
+    ownedPackages: {
+      ...TELEMETRY_SDK,
+      'onnxruntime-node': 'model',
+      '@huggingface/tokenizers': 'model',
+      ioredis: 'settlement',
+      pg: 'batch',
+      '@fastify/busboy': 'http',
+    },
   },
   authz: {
     mayImport: {

@@ -81,6 +81,7 @@ function containerEnv(objects: readonly K8sObject[], container: any): Env {
  * Variables a reader looks up that the manifests leave unset on purpose, each with the reason.
  * An entry the reader no longer looks up fails the test too, so this list cannot go stale.
  */
+const BATCH_API_OFF = 'the Batch API is off without its key; components/batch-api turns it on with its Secrets';
 const DELIBERATELY_UNSET: Record<string, Record<string, string>> = {
   authz: {
     KEY_HASH_SECRET: 'the secret is mounted as a file (KEY_HASH_SECRET_FILE), never put in the environment',
@@ -95,6 +96,17 @@ const DELIBERATELY_UNSET: Record<string, Record<string, string>> = {
     METRICS_TOKEN: 'mounted as a file (METRICS_TOKEN_FILE, Secret ctg-metrics-token)',
     REDIS_URL: 'from Secret ctg-redis-embedder as a file (REDIS_URL_FILE)',
     REDIS_PASSWORD: "the embedder's ACL password is a file (REDIS_PASSWORD_FILE, Secret ctg-redis-embedder)",
+    BATCH_KEK: BATCH_API_OFF,
+    BATCH_KEK_FILE: BATCH_API_OFF,
+    BATCH_STORE: BATCH_API_OFF,
+    BATCH_STORE_FILE: BATCH_API_OFF,
+    BATCH_RETENTION_DAYS: BATCH_API_OFF,
+    BATCH_FILE_MAX_BYTES: BATCH_API_OFF,
+    BATCH_FILE_MAX_LINES: BATCH_API_OFF,
+    BATCH_WORKERS: BATCH_API_OFF,
+    BATCH_LEASE_MS: BATCH_API_OFF,
+    BATCH_POLL_MS: BATCH_API_OFF,
+    BATCH_SWEEP_MS: BATCH_API_OFF,
   },
   'render-config': {},
 };

@@ -7,11 +7,14 @@ those cases reach the model instead of stopping at a refusal the specification m
   model_not_enabled.
 - `dimensions` is always refused (the specification's 400 invalid_request), so no value of
   it is positive; negative cases still send it.
+- a batch upload's `file` must hold batch request lines (JSONL); any other bytes are a
+  malformed file (400), so a positive upload is given one valid line.
 And one fact of HTTP: RFC 10008 (section 2) makes a QUERY request without Content-Type
 malformed, and Envoy refuses it with 400 (response detail query_missing_content_type) before
 any route is chosen. Schemathesis's probe for undeclared methods sends a bare QUERY and wants
 405; it is given a Content-Type so it tests what it means to test, the method.
 """
+import json
 import os
 
 import schemathesis
@@ -31,6 +34,17 @@ def before_call(context, case, kwargs):
     if case.path_parameters and "model" in case.path_parameters:
         case.path_parameters["model"] = MODEL
     if not isinstance(case.body, dict):
+        return
+    # A batch file's lines must be batch requests (JSONL): bytes of any other kind are a
+    # malformed file, the specification's 400, so a positive upload carries one valid line.
+    # Only when every part of the case is meant to be valid: a case whose headers are the invalid
+    # part must stay refused for that reason, not pass because its file became valid.
+    components = getattr(meta, "components", None) or {}
+    all_positive = all(info.mode.is_positive for info in components.values())
+    if case.method.upper() == "POST" and case.path == "/v1/files" and "file" in case.body and all_positive:
+        line = {"custom_id": "a", "method": "POST", "url": "/v1/embeddings", "body": {"model": MODEL, "input": "text"}}
+        # A string, as the schema's `type: string, format: binary` reads (bytes fail its revalidation).
+        case.body["file"] = json.dumps(line) + "\n"
         return
     if "model" in case.body:
         case.body["model"] = MODEL

@@ -127,11 +127,19 @@ describe('queue shares per tenant', () => {
     const batcher = new Batcher(model.embed, SHARES);
     const running = batcher.submit('A', [row(1000)]);
     const queued = batcher.submit('A', rows(1001, 4, 3));
-    expect(await atOnce(batcher.submit('A', [row(1005)]))).toEqual({ ok: false, reason: 'overloaded' });
+    expect(await atOnce(batcher.submit('A', [row(1005)]))).toMatchObject({
+      ok: false,
+      reason: 'overloaded',
+      retryAfterMs: expect.any(Number),
+    });
     const other = batcher.submit('B', rows(2000, 3, 3));
     expect(batcher.queuedInputs).toBe(7);
     // The whole queue is full now: even a tenant with nothing queued waits its turn.
-    expect(await atOnce(batcher.submit('C', [row(3000)]))).toEqual({ ok: false, reason: 'overloaded' });
+    expect(await atOnce(batcher.submit('C', [row(3000)]))).toMatchObject({
+      ok: false,
+      reason: 'overloaded',
+      retryAfterMs: expect.any(Number),
+    });
     while (model.pending() > 0) await model.release();
     expect(vectorsOf(await running)).toEqual([1000]);
     expect(vectorsOf(await queued)).toEqual([1001, 1002, 1003, 1004]);
@@ -146,7 +154,11 @@ describe('queue shares per tenant', () => {
     const batcher = new Batcher(model.embed, { ...SHARES, maxQueueInputs: 100 });
     const running = batcher.submit('C', [row(3000)]);
     const large = batcher.submit('A', rows(1000, 10, 3)); // over the share of 4, but A had nothing queued
-    expect(await atOnce(batcher.submit('A', [row(1010)]))).toEqual({ ok: false, reason: 'overloaded' });
+    expect(await atOnce(batcher.submit('A', [row(1010)]))).toMatchObject({
+      ok: false,
+      reason: 'overloaded',
+      retryAfterMs: expect.any(Number),
+    });
     const other = batcher.submit('B', [row(2000)]);
     while (model.pending() > 0) await model.release();
     expect((await running).ok && (await large).ok && (await other).ok).toBe(true);
@@ -157,7 +169,11 @@ describe('queue shares per tenant', () => {
     const batcher = new Batcher(model.embed, { ...LIMITS, maxTenantTokens: 20 });
     const running = batcher.submit('C', [row(3000)]);
     const queued = batcher.submit('A', [row(1000, 15)]);
-    expect(await atOnce(batcher.submit('A', [row(1001, 6)]))).toEqual({ ok: false, reason: 'overloaded' });
+    expect(await atOnce(batcher.submit('A', [row(1001, 6)]))).toMatchObject({
+      ok: false,
+      reason: 'overloaded',
+      retryAfterMs: expect.any(Number),
+    });
     const fits = batcher.submit('A', [row(1002, 5)]);
     const other = batcher.submit('B', [row(2000, 20)]);
     while (model.pending() > 0) await model.release();

@@ -81,7 +81,11 @@ describe('Batcher', () => {
     const batcher = new Batcher(model.embed, { ...LIMITS, maxQueueInputs: 3 });
     const running = batcher.submit('org', [row(1)]);
     const queued = batcher.submit('org', [row(2), row(3)]);
-    expect(await batcher.submit('org', [row(4), row(5)])).toEqual({ ok: false, reason: 'overloaded' });
+    expect(await batcher.submit('org', [row(4), row(5)])).toMatchObject({
+      ok: false,
+      reason: 'overloaded',
+      retryAfterMs: expect.any(Number),
+    });
     expect(batcher.queuedInputs).toBe(2);
     expect(batcher.queuedTokens).toBe(6);
     const fits = batcher.submit('org', [row(6)]);
@@ -94,7 +98,7 @@ describe('Batcher', () => {
     const batcher = new Batcher(model.embed, { ...LIMITS, maxQueueTokens: 10 });
     const big = batcher.submit('org', [row(1, 30)]); // over the token bound, but nothing waits
     const waiting = batcher.submit('org', [row(2, 8)]);
-    expect(await batcher.submit('org', [row(3, 3)])).toEqual({ ok: false, reason: 'overloaded' });
+    expect(await batcher.submit('org', [row(3, 3)])).toMatchObject({ ok: false, reason: 'overloaded', retryAfterMs: expect.any(Number) });
     await model.release();
     await model.release();
     expect((await big).ok && (await waiting).ok).toBe(true);

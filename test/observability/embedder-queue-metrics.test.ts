@@ -30,7 +30,7 @@ describe('embedder queue metrics', () => {
         promptTokens: 4,
         timing: { tokenizeMs: 1, queueMs: 200, inferenceMs: 20 },
       } as unknown as EmbedOutcome,
-      { kind: 'overloaded' },
+      { kind: 'overloaded', retryAfterMs: 1000 },
       { kind: 'embedded', vectors: [], promptTokens: 4 } as unknown as EmbedOutcome,
     ];
     const engine: EmbeddingEngine = {

@@ -193,7 +193,7 @@ describe('traceEngine', () => {
   });
 
   it('a refusal is recorded as the outcome, with no phases', async () => {
-    await traceEngine(fake({ kind: 'overloaded' }), tracer).embed(ANY_REQUEST);
+    await traceEngine(fake({ kind: 'overloaded', retryAfterMs: 1000 }), tracer).embed(ANY_REQUEST);
     const spans = exporter.getFinishedSpans();
     expect(spans.map((s) => s.name)).toEqual(['embed']);
     expect(spans[0]!.attributes).toMatchObject({ 'embedder.inputs': 2, 'embedder.outcome': 'overloaded' });

@@ -21,6 +21,9 @@ import { addKey, addOrg } from '../authz/fixtures.js';
 import { startAuthz, testConfig, type RunningAuthz } from './grpc-authz.js';
 import { TEST_REDIS_URL, testPrefix } from './redis-store.js';
 import { grantHeader, TEST_GRANT_SECRET } from './settlement.js';
+import { startBatchService, type BatchService } from '../../embedder/src/batch/service.js';
+import { batchLineExecutor } from '../../embedder/src/http/batch-line.js';
+import { parseJsonBody } from '../../embedder/src/http/json-body.js';
 
 const TEST_MODEL_DIR = resolve('.local/models/test');
 export const DEFAULT_MODEL_DIR = resolve('.local/models/default');
@@ -48,6 +51,8 @@ export interface TestEmbedder {
   readonly engine: EmbeddingEngine;
   /** An authz on the embedder's Redis prefix (its store holds the organizations and reads the usage records). */
   readonly authz: RunningAuthz;
+  /** The Batch API's parts, when the test asked for them (BATCH_KEK in `env`). */
+  readonly batch?: BatchService;
   close(): Promise<void>;
 }
 
@@ -71,6 +76,8 @@ export async function startTestEmbedder(
     wrapSettlement?: (store: SettlementStore) => SettlementStore;
     /** True once a graceful stop began (/ready answers 503), as main.ts tells the app. */
     draining?: () => boolean;
+    /** Told of the batch workers' faults. */
+    onBatchError?: (error: unknown) => void;
   } = {},
 ): Promise<TestEmbedder> {
   const authz = await startTestAuthz(options.authz);
@@ -88,7 +95,18 @@ export async function startTestEmbedder(
   const { engine, ready } = loadEngine(config, { onBatch: metrics.observeBatch });
   const opened = measureSettlement(openSettlementStore({ ...config.redis, timeoutMs: config.settlementTimeoutMs }), metrics);
   const settlement = options.wrapSettlement ? options.wrapSettlement(opened) : opened;
+  // As main.ts does, when the settings hold a key-encryption key.
+  const batch = config.batch
+    ? await startBatchService(config.batch, {
+        redis: config.redis,
+        parseLine: parseJsonBody,
+        execute: batchLineExecutor(engine),
+        isReady: () => engine.isReady(),
+        onError: (error) => options.onBatchError?.(error),
+      })
+    : undefined;
   const app = buildApp({
+    batch,
     config,
     engine,
     metrics,
@@ -106,8 +124,10 @@ export async function startTestEmbedder(
     app,
     engine,
     authz,
+    ...(batch ? { batch } : {}),
     async close() {
       await app.close();
+      await batch?.stop();
       settlement.close();
       await engine.close();
       await authz.store.purge();

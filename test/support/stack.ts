@@ -59,6 +59,9 @@ export interface StackDir {
   /** The caller token Envoy sends authz, and the token authz's GET /metrics requires. */
   readonly callerTokenFile: string;
   readonly metricsTokenFile: string;
+  /** The Batch API's key-encryption key, and its store directory (apart from each other). */
+  readonly batchKekFile: string;
+  readonly batchStoreDir: string;
 }
 
 /** A fresh temp directory with logs/, a CA and server certificate, and a key-hash secret. */
@@ -72,7 +75,8 @@ export function makeStackDir(): StackDir {
   const passwordFile = join(dir, 'redis-embedder-password');
   const callerTokenFile = join(dir, 'authz-caller-token');
   const metricsTokenFile = join(dir, 'metrics-token');
-  for (const file of [secretFile, grantSecretFile, passwordFile, callerTokenFile, metricsTokenFile]) ensureSecretFile(file);
+  const batchKekFile = join(dir, 'batch-kek');
+  for (const file of [secretFile, grantSecretFile, passwordFile, callerTokenFile, metricsTokenFile, batchKekFile]) ensureSecretFile(file);
   return {
     dir,
     logDir,
@@ -80,6 +84,8 @@ export function makeStackDir(): StackDir {
     grantSecretFile,
     callerTokenFile,
     metricsTokenFile,
+    batchKekFile,
+    batchStoreDir: join(dir, 'batch'),
     settlementUser: { username: `ctg-embedder-test-${randomBytes(6).toString('hex')}`, passwordFile },
     caFile: join(dir, 'tls/ca.pem'),
     certFile: join(dir, 'tls/server.pem'),
@@ -119,6 +125,8 @@ function contract(dirs: StackDir, svc: ServiceEnv): ServiceContract {
     settlementUser: dirs.settlementUser,
     authzCallerTokenFile: dirs.callerTokenFile,
     metricsTokenFile: dirs.metricsTokenFile,
+    batchKekFile: dirs.batchKekFile,
+    batchStore: `dir:${dirs.batchStoreDir}`,
   };
 }
 

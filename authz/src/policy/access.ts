@@ -34,10 +34,13 @@ export interface AccessRequest {
 const ENDPOINTS: Readonly<Record<string, string>> = { '/v1/embeddings': 'embeddings', '/v1/models': 'embeddings' };
 const MODEL_PATH = /^\/v1\/models\/[^/]+$/;
 
+/** The Batch API's paths run /v1/embeddings' work, so they belong to its endpoint. */
+const BATCH_PATHS = /^\/v1\/(files(\/file-[0-9a-f]{24}(\/content)?)?|batches(\/batch_[0-9a-f]{24}(\/cancel)?)?)$/;
+
 /** Maps a request path (query string ignored) to its endpoint name, or null for none. */
 export function endpointOf(path: string): string | null {
   const bare = path.split('?', 1)[0]!;
-  return ENDPOINTS[bare] ?? (MODEL_PATH.test(bare) ? 'embeddings' : null);
+  return ENDPOINTS[bare] ?? (MODEL_PATH.test(bare) || BATCH_PATHS.test(bare) ? 'embeddings' : null);
 }
 
 /** Decides whether the request may proceed to the rate limit. */

@@ -28,6 +28,8 @@ const SCRIPTS: ReadonlyArray<[keyof Scripts, string, number]> = [
 const script = (file: string): string => readFileSync(new URL(`./${file}.lua`, import.meta.url), 'utf8');
 /** The settlement functions the embedder calls; authz, a full Redis user, loads them. */
 const SETTLEMENT_LIBRARY = readFileSync(new URL('../../../contract/redis/settlement.lua', import.meta.url), 'utf8');
+/** The Batch API's functions (queue, per-line settlement), loaded beside them. */
+const BATCH_LIBRARY = readFileSync(new URL('../../../contract/redis/batch.lua', import.meta.url), 'utf8');
 
 /** The bounded client with authz's scripts registered, and its key layout. */
 export class Connection extends RedisConnection<Redis & Scripts> {
@@ -44,6 +46,7 @@ export class Connection extends RedisConnection<Redis & Scripts> {
   /** Loads (or replaces) contract/redis/settlement.lua's function library. */
   async loadSettlementLibrary(): Promise<void> {
     await this.guard(() => this.redis.call('FUNCTION', 'LOAD', 'REPLACE', SETTLEMENT_LIBRARY));
+    await this.guard(() => this.redis.call('FUNCTION', 'LOAD', 'REPLACE', BATCH_LIBRARY));
   }
 }
 

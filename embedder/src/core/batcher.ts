@@ -5,13 +5,28 @@
  * budget and a maximum size. No wait timer: whatever queued while the model was busy forms the
  * next batch.
  *
+ * Two lanes, online first: the Batch API's lines wait in a lane of their own (fair between
+ * tenants too) that the model serves only when no online input waits, so bulk work runs on the
+ * capacity online requests leave idle. An online request that arrives while a batch-lane call
+ * runs waits for that call, so while online work has been seen lately (ONLINE_RECENT_MS) the
+ * batch lane's calls are cut smaller (BACKGROUND_SHARE of the budget), bounding that wait.
+ *
  * The model and the clock are injected (`EmbedRows`, `now`), so the policy is unit-tested with fakes.
  */
 import type { EmbedRows } from '../model/runner.js';
+import { DrainEstimate } from './drain-estimate.js';
 import { TenantQueues, type QueueBounds } from './tenant-queues.js';
 
 /** The batch budget and the queue bounds (see QueueBounds). */
 export type BatchLimits = QueueBounds;
+
+/** `online`: API requests; `batch`: the Batch API's lines, run only when no online input waits. */
+export type Lane = 'online' | 'batch';
+
+/** After an online request, the batch lane's calls stay small for this long. */
+const ONLINE_RECENT_MS = 2_000;
+/** The batch lane's share of the batch budget while online work is about. */
+const BACKGROUND_SHARE = 4;
 
 /** What one model call was: inputs, padded tokens (longest × inputs) and its duration. */
 export interface BatchStats {
@@ -30,10 +45,13 @@ export type BatchObserver = (stats: BatchStats) => void;
  */
 export type SubmitOutcome =
   | { readonly ok: true; readonly vectors: Float32Array[]; readonly queueMs: number; readonly inferenceMs: number }
-  | { readonly ok: false; readonly reason: 'overloaded' | 'cancelled' };
+  | { readonly ok: false; readonly reason: 'overloaded'; readonly retryAfterMs: number }
+  | { readonly ok: false; readonly reason: 'cancelled' };
 
 interface Job {
   readonly tenant: string;
+  /** The lane it waits in. */
+  readonly queues: TenantQueues<Entry>;
   readonly vectors: (Float32Array | undefined)[];
   readonly submittedAt: number;
   queueMs: number | undefined;
@@ -53,6 +71,12 @@ interface Entry {
 /** The bounded per-tenant queues and the loop that feeds the model one batch at a time. */
 export class Batcher {
   private readonly queues: TenantQueues<Entry>;
+  /** The batch lane: bounded by what the batch runner keeps in flight, not by these bounds. */
+  private readonly background: TenantQueues<Entry>;
+  private readonly smallBudget: { maxBatchTokens: number; maxBatchSize: number };
+  private lastOnline = Number.NEGATIVE_INFINITY;
+  /** The model's measured pace, for an honest retry-after when a request is refused. */
+  private readonly drain = new DrainEstimate();
   private running = false;
 
   constructor(
@@ -62,6 +86,22 @@ export class Batcher {
     private readonly now: () => number = () => performance.now(),
   ) {
     this.queues = new TenantQueues(limits);
+    this.background = new TenantQueues({
+      ...limits,
+      maxQueueInputs: Infinity,
+      maxQueueTokens: Infinity,
+      maxTenantInputs: Infinity,
+      maxTenantTokens: Infinity,
+    });
+    this.smallBudget = {
+      maxBatchTokens: Math.max(1, Math.floor(limits.maxBatchTokens / BACKGROUND_SHARE)),
+      maxBatchSize: Math.max(1, Math.floor(limits.maxBatchSize / BACKGROUND_SHARE)),
+    };
+  }
+
+  /** Inputs waiting in the batch lane. */
+  get backgroundInputs(): number {
+    return this.background.inputs;
   }
 
   /** Inputs waiting (not yet handed to the model). */
@@ -78,15 +118,31 @@ export class Batcher {
    * Queues one request's rows for `tenant`; resolves with their vectors in row order. Refused
    * (`overloaded`) when the tenant would pass its share or the queue its bounds; see `admits`.
    */
-  submit(tenant: string, rows: readonly (readonly number[])[], signal?: AbortSignal): Promise<SubmitOutcome> {
+  submit(tenant: string, rows: readonly (readonly number[])[], signal?: AbortSignal, lane: Lane = 'online'): Promise<SubmitOutcome> {
     const tokens = rows.reduce((sum, row) => sum + row.length, 0);
-    if (!this.queues.admits(tenant, rows.length, tokens)) return Promise.resolve({ ok: false, reason: 'overloaded' });
+    const queues = lane === 'online' ? this.queues : this.background;
+    if (lane === 'online') this.lastOnline = this.now();
+    if (!queues.admits(tenant, rows.length, tokens)) {
+      const retryAfterMs = this.drain.refused(
+        tenant,
+        {
+          tokens,
+          queued: queues.tokensOf(tenant),
+          waiting: queues.activeTenants,
+          ...(queues.tokensOf(tenant) === 0 ? { global: queues.tokens } : {}),
+        },
+        this.now(),
+      );
+      return Promise.resolve({ ok: false, reason: 'overloaded', retryAfterMs });
+    }
+    if (lane === 'online') this.drain.admitted(tenant);
     if (rows.length === 0) return Promise.resolve({ ok: true, vectors: [], queueMs: 0, inferenceMs: 0 });
     if (signal?.aborted) return Promise.resolve({ ok: false, reason: 'cancelled' });
 
     return new Promise<SubmitOutcome>((resolve, reject) => {
       const job: Job = {
         tenant,
+        queues,
         vectors: new Array<Float32Array | undefined>(rows.length),
         submittedAt: this.now(),
         queueMs: undefined,
@@ -102,7 +158,7 @@ export class Batcher {
           reject(err);
         },
       };
-      this.queues.push(
+      queues.push(
         tenant,
         rows.map((row, index) => ({ job, index, row })),
       );
@@ -113,7 +169,11 @@ export class Batcher {
 
   private pump(): void {
     if (this.running) return;
-    const batch = this.queues.nextBatch();
+    let batch = this.queues.nextBatch();
+    if (batch.length === 0) {
+      const onlineLately = this.now() - this.lastOnline < ONLINE_RECENT_MS;
+      batch = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
+    }
     if (batch.length === 0) return;
     this.running = true;
     const started = this.now();
@@ -136,6 +196,10 @@ export class Batcher {
       })
       .finally(() => {
         const longest = Math.max(...batch.map((e) => e.row.length));
+        this.drain.observe(
+          batch.reduce((sum, e) => sum + e.row.length, 0),
+          seconds ?? 0,
+        );
         this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: seconds ?? 0 });
         this.running = false;
         this.pump();
@@ -159,14 +223,14 @@ export class Batcher {
   private failBatch(jobs: ReadonlySet<Job>, err: Error): void {
     for (const job of jobs) {
       if (job.done) continue;
-      this.queues.remove(job.tenant, (entry) => entry.job === job);
+      job.queues.remove(job.tenant, (entry) => entry.job === job);
       job.fail(err);
     }
   }
 
   private drop(job: Job, outcome: SubmitOutcome): void {
     if (job.done) return;
-    this.queues.remove(job.tenant, (entry) => entry.job === job);
+    job.queues.remove(job.tenant, (entry) => entry.job === job);
     job.settle(outcome);
   }
 }

@@ -3,7 +3,8 @@
  * `EmbeddingEngine` interface; refusals (too long, overloaded, not ready) are values.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { Batcher, type BatchLimits, type BatchObserver } from './batcher.js';
+import { Batcher, type BatchLimits, type BatchObserver, type Lane } from './batcher.js';
+import { CpuGate } from './cpu-gate.js';
 import { admitInput, contextLengthMessage, instructed, type TruncationPolicy } from './tokens.js';
 import { API_DIMENSIONS, readManifest, type ModelManifest } from '../../../contract/model-manifest.js';
 import { startModelRunner, type EmbedRows } from '../model/runner.js';
@@ -18,6 +19,8 @@ export interface EmbedRequest {
   readonly policy: TruncationPolicy;
   /** Aborted when the client goes away; its queued inputs are then dropped. */
   readonly signal?: AbortSignal;
+  /** `batch`: a Batch API line, run only on capacity online requests leave idle. Default online. */
+  readonly lane?: Lane;
   /**
    * Asked once the exact token count is known, before any model work (token limits hold before
    * the work is done); false refuses the request, which then never reaches the queue.
@@ -41,7 +44,8 @@ export type EmbedOutcome =
       readonly truncated?: readonly TruncatedInput[];
     }
   | { readonly kind: 'too_long'; readonly detail: string }
-  | { readonly kind: 'overloaded' }
+  /** The queue is full for this organization; it would be admitted in about `retryAfterMs`. */
+  | { readonly kind: 'overloaded'; readonly retryAfterMs: number }
   | { readonly kind: 'not_ready' }
   | { readonly kind: 'cancelled' }
   | { readonly kind: 'refused' };
@@ -84,6 +88,13 @@ export interface EngineParts {
   readonly onBatch?: BatchObserver;
 }
 
+/** A request's token ids, ready for admission and the queue. */
+interface Tokenized {
+  readonly rows: number[][];
+  readonly truncated: TruncatedInput[];
+  readonly tokenizeMs: number;
+}
+
 /** Tokenizing 1,000 long inputs takes about a second; yielding this often keeps /health prompt. */
 const TOKENIZE_SLICE_MS = 10;
 
@@ -91,6 +102,7 @@ const TOKENIZE_SLICE_MS = 10;
 export function createEngine(parts: EngineParts): EmbeddingEngine {
   const { manifest, tokenizer } = parts;
   const batcher = new Batcher(parts.embedRows, parts.limits, parts.onBatch);
+  const batchGate = new CpuGate();
   return {
     modelId: parts.modelId,
     maxTokens: manifest.maxTokens,
@@ -99,32 +111,48 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
     queuedTokens: () => batcher.queuedTokens,
     async embed(request) {
       if (!parts.isReady()) return { kind: 'not_ready' };
-      const tokenizeStart = performance.now();
-      const rows: number[][] = [];
-      const truncated: TruncatedInput[] = [];
-      let sliceStart = tokenizeStart;
-      for (const input of request.inputs) {
-        const ids = tokenizer.encode(instructed(input, request.inputType, manifest));
-        const admitted = admitInput(ids, request.policy, manifest.maxTokens, tokenizer.closingSpecialTokens);
-        if (!admitted.ok) return { kind: 'too_long', detail: contextLengthMessage(admitted.requested, manifest.maxTokens) };
-        if (admitted.cutFrom !== undefined) truncated.push({ index: rows.length, tokens: admitted.cutFrom });
-        rows.push(admitted.ids);
-        if (performance.now() - sliceStart > TOKENIZE_SLICE_MS) {
-          await yieldToLoop();
-          if (request.signal?.aborted) return { kind: 'cancelled' };
-          sliceStart = performance.now();
-        }
-      }
-      const tokenizeMs = performance.now() - tokenizeStart;
-      const promptTokens = rows.reduce((n, r) => n + r.length, 0);
-      if (request.admit && !(await request.admit(promptTokens))) return { kind: 'refused' };
-      const outcome = await batcher.submit(request.tenant, rows, request.signal);
-      if (!outcome.ok) return { kind: outcome.reason };
-      const timing = { tokenizeMs, queueMs: outcome.queueMs, inferenceMs: outcome.inferenceMs };
-      return { kind: 'embedded', vectors: outcome.vectors, promptTokens, timing, truncated };
+      if (request.lane !== 'batch') return embedTokenized(request);
+      // A batch line tokenizes one at a time (cpu-gate.ts); its model work then waits in its lane.
+      const tokenized = await batchGate.run(() => tokenize(request));
+      return 'kind' in tokenized ? tokenized : submitTokenized(request, tokenized);
     },
     close: parts.close ?? (async () => undefined),
   };
+
+  async function embedTokenized(request: EmbedRequest): Promise<EmbedOutcome> {
+    const tokenized = await tokenize(request);
+    return 'kind' in tokenized ? tokenized : submitTokenized(request, tokenized);
+  }
+
+  async function tokenize(request: EmbedRequest): Promise<Tokenized | EmbedOutcome> {
+    const tokenizeStart = performance.now();
+    const rows: number[][] = [];
+    const truncated: TruncatedInput[] = [];
+    let sliceStart = tokenizeStart;
+    for (const input of request.inputs) {
+      const ids = tokenizer.encode(instructed(input, request.inputType, manifest));
+      const admitted = admitInput(ids, request.policy, manifest.maxTokens, tokenizer.closingSpecialTokens);
+      if (!admitted.ok) return { kind: 'too_long', detail: contextLengthMessage(admitted.requested, manifest.maxTokens) };
+      if (admitted.cutFrom !== undefined) truncated.push({ index: rows.length, tokens: admitted.cutFrom });
+      rows.push(admitted.ids);
+      if (performance.now() - sliceStart > TOKENIZE_SLICE_MS) {
+        await yieldToLoop();
+        if (request.signal?.aborted) return { kind: 'cancelled' };
+        sliceStart = performance.now();
+      }
+    }
+    return { rows, truncated, tokenizeMs: performance.now() - tokenizeStart };
+  }
+
+  async function submitTokenized(request: EmbedRequest, { rows, truncated, tokenizeMs }: Tokenized): Promise<EmbedOutcome> {
+    const promptTokens = rows.reduce((n, r) => n + r.length, 0);
+    if (request.admit && !(await request.admit(promptTokens))) return { kind: 'refused' };
+    const outcome = await batcher.submit(request.tenant, rows, request.signal, request.lane);
+    if (!outcome.ok)
+      return outcome.reason === 'overloaded' ? { kind: 'overloaded', retryAfterMs: outcome.retryAfterMs } : { kind: 'cancelled' };
+    const timing = { tokenizeMs, queueMs: outcome.queueMs, inferenceMs: outcome.inferenceMs };
+    return { kind: 'embedded', vectors: outcome.vectors, promptTokens, timing, truncated };
+  }
 }
 
 /** A loaded engine and the promise of its model session. */

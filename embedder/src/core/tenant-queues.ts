@@ -72,6 +72,16 @@ export class TenantQueues<T extends Queued> {
     return this.totalTokens;
   }
 
+  /** Tokens `tenant` has waiting. */
+  tokensOf(tenant: string): number {
+    return this.tenants.get(tenant)?.tokens ?? 0;
+  }
+
+  /** Tenants with inputs waiting. */
+  get activeTenants(): number {
+    return this.tenants.size;
+  }
+
   /**
    * Whether `tenant` may queue `inputs` more inputs of `tokens` tokens. A tenant within its share
    * is refused only when the whole queue is full; a tenant with nothing waiting is within its
@@ -115,9 +125,10 @@ export class TenantQueues<T extends Queued> {
   /**
    * Takes the next batch off the queues: the least-served tenant's cut (`selectBatch` on its own
    * queue), then the other tenants' oldest inputs, least served first, while the budget allows.
-   * Each tenant is charged the tokens it got. Empty when nothing waits.
+   * Each tenant is charged the tokens it got. Empty when nothing waits. `budget` narrows the
+   * batch (the batch lane's smaller calls while online work is about).
    */
-  nextBatch(): T[] {
+  nextBatch(budget: BatchBudget = this.bounds): T[] {
     const lead = this.leastServed(new Set());
     if (!lead) return [];
     const [leadName, leadQueue] = lead;
@@ -125,27 +136,27 @@ export class TenantQueues<T extends Queued> {
     const picked = new Set(
       selectBatch(
         leadQueue.entries.map((e) => e.row.length),
-        this.bounds,
+        budget,
       ),
     );
     const batch = leadQueue.entries.filter((_, i) => picked.has(i));
     leadQueue.entries = leadQueue.entries.filter((_, i) => !picked.has(i));
     this.charge(leadName, leadQueue, batch);
-    this.fill(batch, leadName);
+    this.fill(batch, leadName, budget);
     return batch;
   }
 
   /** Adds the other tenants' oldest inputs to `batch` while they fit the budget and are of similar length. */
-  private fill(batch: T[], leadName: string): void {
+  private fill(batch: T[], leadName: string, budget: BatchBudget): void {
     const done = new Set([leadName]);
     let longest = Math.max(...batch.map((e) => e.row.length));
-    while (batch.length < this.bounds.maxBatchSize) {
+    while (batch.length < budget.maxBatchSize) {
       const next = this.leastServed(done);
       if (!next) return;
       const [name, queue] = next;
       const head = queue.entries[0]!;
       const wider = Math.max(longest, head.row.length);
-      if (wider > longest * MAX_FILL_WIDENING || wider * (batch.length + 1) > this.bounds.maxBatchTokens) {
+      if (wider > longest * MAX_FILL_WIDENING || wider * (batch.length + 1) > budget.maxBatchTokens) {
         done.add(name);
         continue;
       }

@@ -27,6 +27,7 @@ import {
 import { CountsOnlyLogController, outcomeOf, safeSerializers } from '../telemetry/request-log.js';
 import { REQUEST_ID_RULE } from '../settlement/settlement.js';
 import { requireGrant } from './grant.js';
+import { batchRoutes, type BatchApi } from './batch-routes.js';
 
 export interface AppDeps {
   readonly config: Pick<EmbedderConfig, 'logLevel' | 'retryAfterSeconds' | 'grantSecret' | 'settlementTimeoutMs' | 'metricsToken'>;
@@ -45,6 +46,8 @@ export interface AppDeps {
   readonly modelFingerprint?: string;
   /** Unix seconds when the served model was installed (`created` in GET /v1/models); 0 when not given. */
   readonly modelCreated?: number;
+  /** The Batch API (files, batches); absent, its routes answer 404. */
+  readonly batch?: BatchApi;
 }
 
 /** Echoes a client `x-request-id` that meets the gateway's rule, else makes a UUID: a bad id is never echoed. */
@@ -102,7 +105,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // A media type containing "json" is parsed as JSON (spec rule 1) by the gateway's one strict
   // parser (json-body.ts).
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser(JSON_MEDIA_TYPE, { parseAs: 'buffer' }, (request, body, done) => {
+    // An operation without a body (POST /v1/batches/{id}/cancel), sent as an empty JSON request
+    // by the OpenAI Python SDK, has nothing to parse.
+    if ((body as Buffer).length === 0 && !request.routeOptions.schema?.body) return done(null, undefined);
     try {
       done(null, parseJsonBody(body as Buffer));
     } catch (error) {
@@ -131,6 +137,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     .filter((op) => op.secured)
     .map((op) => `${op.method} ${op.url}`);
   requireGrant(app, secured, deps.config.grantSecret, deps.config.retryAfterSeconds);
+  const batch = batchRoutes(app, deps.batch);
   app.setErrorHandler(handleError);
   app.setNotFoundHandler(handleNotFound);
 
@@ -143,6 +150,7 @@ export function buildApp(deps: AppDeps): FastifyInstance {
     }),
     getHealth,
     ...createModelHandlers({ id: deps.engine.modelId, created: deps.modelCreated ?? 0 }),
+    ...batch.handlers,
   });
   app.get('/ready', readyHandler(deps.engine, deps.settlement, deps.config.retryAfterSeconds, deps.draining));
   registerMethodNotAllowed(app, '/ready', ['GET']);

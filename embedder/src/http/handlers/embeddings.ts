@@ -24,9 +24,10 @@ type EmbeddingRequest = components['schemas']['EmbeddingRequest'];
  * Checks what the schema cannot (served and granted model, dimensions, truncation value), in
  * the spec's order. `grantedModel` is authz's grant for this very request (absent when the
  * organization may not use the model, or when the request did not pass authz): the embedder
- * serves that model and nothing else, so no parse of the body elsewhere can widen access.
+ * serves that model and nothing else, so no parse of the body elsewhere can widen access. A
+ * Batch API line passes the same checks (batch-line.ts), with its batch's granted model.
  */
-function checkRequest(
+export function checkRequest(
   body: EmbeddingRequest,
   engine: Pick<EmbeddingEngine, 'modelId' | 'maxTokens'>,
   grantedModel: string | undefined,
@@ -57,8 +58,13 @@ function refusal(
   switch (outcome.kind) {
     case 'too_long':
       return new ProblemError('invalid_request', outcome.detail, headers);
-    case 'overloaded':
-      return new ProblemError('overloaded', 'The embedding queue is full; retry later.', wait);
+    case 'overloaded': {
+      // How long this organization's queued work (and its requests told to wait before) needs:
+      // the OpenAI SDKs wait retry-after-ms (or retry-after) when it is under a minute.
+      const seconds = Math.max(1, Math.ceil(outcome.retryAfterMs / 1000));
+      const honest = { ...headers, 'retry-after': String(seconds), 'retry-after-ms': String(Math.max(1, Math.ceil(outcome.retryAfterMs))) };
+      return new ProblemError('overloaded', `The embedding queue is full for this organization; retry in about ${seconds} s.`, honest);
+    }
     case 'not_ready':
       return new ProblemError('model_not_ready', 'The model is still loading; retry later.', wait);
   }

@@ -1,0 +1,300 @@
+#!lua name=ctg_batch
+-- The Batch API's shared state: each batch's record and its lines' settlement, and the durable
+-- queue that shares the batch's segments out to every embedder replica. Loaded by authz beside
+-- the settlement library; called by the embedder (as its restricted Redis user) by name.
+-- Identifiers and counts only, never text: the queue holds references (batch id, segment
+-- number); the text lives sealed in the batch file store.
+--
+-- Keys (the caller builds them, contract/redis/batch-keys.ts; records carry the {org} hash tag):
+--   record   <p>b:{org}:<batch>        hash: status, times, counts, ids, key, model
+--   lines    <p>b:{org}:<batch>:l      hash: line -> a:<tokens> admitted, u:<tokens> recorded,
+--                                       f:<code> failed, r:<tokens> refunded
+--   segs     <p>b:{org}:<batch>:s      hash: segment -> done | skip
+--   index    <p>b:{org}:index          zset: the organization's batches by creation (ms)
+--   stream   <p>bq:<org>               stream of {b, s} per organization; consumer group 'w'
+--   active   <p>bq:active              zset: organizations with queued work, by segments served
+--   open     <p>bq:open                zset: 'org/batch' of batches not yet ended, by expiry (ms)
+-- Exactly once: a line is admitted, then recorded (usage written) or failed, once; a segment is
+-- committed once (its lines' usage and counts with it, and its queue entry acknowledged).
+
+local GRANT_SKEW_MS = 5000
+local GROUP = 'w'
+
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function field(key, name)
+  return redis.call('HGET', key, name)
+end
+
+-- KEYS: settle key (the create request's grant), record, index, stream, active, open.
+-- ARGV: org, batch, key id, model, input file, segments, lines, completion window (ms), grant
+-- expiry (ms), wrapped output key, wrapped error key. Consumes the grant once: the same
+-- grant again (Envoy's retry to another replica) answers the batch it created.
+-- Returns {0, batch} opened, {1, batch} opened before by this grant, {2, ''} grant expired,
+-- {3, ''} grant used for something else.
+local function open(keys, args)
+  local org, batch = args[1], args[2]
+  local now = now_ms()
+  if now > tonumber(args[9]) + GRANT_SKEW_MS then return { 2, '' } end
+  local used = redis.call('GET', keys[1])
+  if used then
+    local earlier = string.match(used, '^b:(.+)$')
+    if earlier then return { 1, earlier } end
+    return { 3, '' }
+  end
+  local window = tonumber(args[8])
+  redis.call('SET', keys[1], 'b:' .. batch, 'PX', window + 86400000)
+  redis.call('HSET', keys[2], 'id', batch, 'org', org, 'key', args[3], 'model', args[4], 'input_file_id', args[5],
+    'segments', args[6], 'total', args[7], 'completed', 0, 'failed', 0, 'segments_done', 0,
+    'status', 'in_progress', 'created_at', now, 'in_progress_at', now, 'expires_at', now + window,
+    'dek_out', args[10], 'dek_err', args[11])
+  redis.call('ZADD', keys[3], now, batch)
+  redis.call('ZADD', keys[6], now + window, org .. '/' .. batch)
+  redis.pcall('XGROUP', 'CREATE', keys[4], GROUP, '0', 'MKSTREAM')
+  for s = 0, tonumber(args[6]) - 1 do
+    redis.call('XADD', keys[4], '*', 'b', batch, 's', s)
+  end
+  -- A newcomer starts level with the least-served organization: no credit for having been idle.
+  local least = redis.call('ZRANGE', keys[5], 0, 0, 'WITHSCORES')
+  redis.call('ZADD', keys[5], 'NX', least[2] or 0, org)
+  return { 0, batch }
+end
+
+-- Marks segment `s` of a batch that no longer runs as skipped; true when that ended the batch's work.
+local function skip(record, segs, s)
+  if redis.call('HSETNX', segs, s, 'skip') == 0 then return false end
+  local done = redis.call('HINCRBY', record, 'segments_done', 1)
+  return done >= tonumber(field(record, 'segments'))
+end
+
+local function to_finalizing(record)
+  local status = field(record, 'status')
+  if status == 'in_progress' then
+    redis.call('HSET', record, 'status', 'finalizing', 'finalizing_at', now_ms())
+  elseif status == 'cancelling' or status == 'expired' or status == 'failed' then
+    redis.call('HSETNX', record, 'finalizing_at', now_ms())
+  end
+end
+
+-- KEYS: active. ARGV: consumer, lease (ms: an entry idle this long was left by a dead worker),
+-- queue prefix (<p>bq:), record prefix (<p>b:). Picks the least-served organization with work,
+-- reclaims an abandoned entry or reads a new one, skips segments of batches that stopped.
+-- Returns {org, batch, segment, entry id, task} with task 'run' or 'finalize', or {} when idle.
+local function claim(keys, args)
+  local consumer, lease, qp, rp = args[1], args[2], args[3], args[4]
+  for _ = 1, 64 do
+    local orgs = redis.call('ZRANGE', keys[1], 0, 15)
+    if #orgs == 0 then return {} end
+    local picked = nil
+    for _, org in ipairs(orgs) do
+      local stream = qp .. org
+      local entry = nil
+      local reclaimed = redis.call('XAUTOCLAIM', stream, GROUP, consumer, lease, '0-0', 'COUNT', 1)
+      if reclaimed[2] and reclaimed[2][1] then entry = reclaimed[2][1] end
+      if not entry then
+        local fresh = redis.call('XREADGROUP', 'GROUP', GROUP, consumer, 'COUNT', 1, 'STREAMS', stream, '>')
+        if fresh and fresh[1] and fresh[1][2][1] then entry = fresh[1][2][1] end
+      end
+      if entry then
+        picked = { org, stream, entry }
+        break
+      end
+      -- Nothing new and nothing pending: every entry is acknowledged, so the stream is emptied
+      -- (its group kept) and the organization leaves the active set.
+      local pending = redis.call('XPENDING', stream, GROUP)
+      if tonumber(pending[1]) == 0 then
+        redis.call('XTRIM', stream, 'MAXLEN', 0)
+        redis.call('ZREM', keys[1], org)
+      end
+    end
+    if not picked then return {} end
+    local org, stream, entry = picked[1], picked[2], picked[3]
+    local id, fields = entry[1], entry[2]
+    local batch, s = fields[2], fields[4]
+    local record = rp .. '{' .. org .. '}:' .. batch
+    local status = field(record, 'status')
+    if status == 'in_progress' then
+      redis.call('ZINCRBY', keys[1], 1, org)
+      return { org, batch, s, id, 'run' }
+    end
+    redis.call('XACK', stream, GROUP, id)
+    if status and skip(record, record .. ':s', s) then
+      to_finalizing(record)
+      return { org, batch, s, id, 'finalize' }
+    end
+  end
+  return {}
+end
+
+-- KEYS: stream. ARGV: consumer, entry id. Resets the entry's idle time: the worker is alive.
+local function heartbeat(keys, args)
+  return #redis.call('XCLAIM', keys[1], GROUP, args[1], 0, args[2], 'JUSTID')
+end
+
+-- KEYS: record, lines, org record (authz's), budget (authz's), then the month's daily counters.
+-- ARGV: number of daily keys, then pairs of line, tokens. Checks, per call, that the batch still
+-- runs, the organization may still use the batch's model, and a hard-stop budget can take the
+-- lines; then admits each line once. Returns one code per line: 0 admitted, 1 recorded before,
+-- 2 failed before, 3 batch stopped, 4 model not enabled, 5 over budget.
+local function admit(keys, args)
+  local days = tonumber(args[1])
+  local out = {}
+  local n = (#args - 1) / 2
+  local refuse = nil
+  local status = field(keys[1], 'status')
+  if status ~= 'in_progress' and status ~= 'cancelling' then refuse = 3 end
+  if not refuse then
+    local ok, models = pcall(cjson.decode, field(keys[3], 'models') or '[]')
+    local model, allowed = field(keys[1], 'model'), false
+    if ok and type(models) == 'table' then
+      for _, m in ipairs(models) do if m == model then allowed = true end end
+    end
+    if not allowed then refuse = 4 end
+  end
+  local budget, used = nil, 0
+  if not refuse and field(keys[4], 'hard_stop') == '1' then
+    budget = tonumber(field(keys[4], 'monthly_tokens') or '0')
+    for d = 1, days do used = used + tonumber(field(keys[4 + d], 'tokens') or '0') end
+  end
+  for i = 1, n do
+    local line, tokens = args[2 * i], tonumber(args[2 * i + 1])
+    local state = redis.call('HGET', keys[2], line)
+    if state and string.sub(state, 1, 2) == 'u:' then out[i] = 1
+    elseif state and string.sub(state, 1, 2) == 'f:' then out[i] = 2
+    elseif refuse then out[i] = refuse
+    elseif budget and used + tokens > budget then out[i] = 5
+    else
+      used = used + tokens
+      redis.call('HSET', keys[2], line, 'a:' .. tokens)
+      out[i] = 0
+    end
+  end
+  return out
+end
+
+-- KEYS: record, lines, segs, usage stream, daily counters, queue stream. ARGV: org, segment,
+-- entry id, time (ms), then triples of line, outcome ('u' or 'f'), tokens or problem code.
+-- Commits one segment once: each admitted line's usage (kind batch) or each failed line,
+-- the counts, and the queue acknowledgement, all together. Returns {recorded now, failed
+-- now, 1 when this ended the batch's work}.
+local function commit(keys, args)
+  local org, s, entry, time = args[1], args[2], args[3], args[4]
+  local key_id, model, batch = field(keys[1], 'key'), field(keys[1], 'model'), field(keys[1], 'id')
+  if not batch then return { 0, 0, 0 } end
+  local recorded, failed = 0, 0
+  for i = 5, #args, 3 do
+    local line, outcome, value = args[i], args[i + 1], args[i + 2]
+    local state = redis.call('HGET', keys[2], line)
+    if outcome == 'u' and state == 'a:' .. value then
+      redis.call('HSET', keys[2], line, 'u:' .. value)
+      redis.call('XADD', keys[4], '*', 'org', org, 'key', key_id, 'model', model, 'request_id', batch .. ':' .. line,
+        'tokens', value, 'ts', time, 'kind', 'batch', 'batch', batch)
+      local n = tonumber(value)
+      redis.call('HINCRBY', keys[5], 'requests', 1)
+      redis.call('HINCRBY', keys[5], 'tokens', n)
+      redis.call('HINCRBY', keys[5], 'requests:' .. model, 1)
+      redis.call('HINCRBY', keys[5], 'tokens:' .. model, n)
+      redis.call('HINCRBY', keys[5], 'batch_tokens', n)
+      recorded = recorded + 1
+    elseif outcome == 'f' and (not state or string.sub(state, 1, 2) == 'a:' or string.sub(state, 1, 2) == 'r:') then
+      redis.call('HSET', keys[2], line, 'f:' .. value)
+      failed = failed + 1
+    end
+  end
+  if recorded > 0 then redis.call('HINCRBY', keys[1], 'completed', recorded) end
+  if failed > 0 then redis.call('HINCRBY', keys[1], 'failed', failed) end
+  redis.call('XACK', keys[6], GROUP, entry)
+  local ended = 0
+  if redis.call('HSETNX', keys[3], s, 'done') == 1 then
+    local done = redis.call('HINCRBY', keys[1], 'segments_done', 1)
+    if done >= tonumber(field(keys[1], 'segments')) then
+      to_finalizing(keys[1])
+      ended = 1
+    end
+  end
+  return { recorded, failed, ended }
+end
+
+-- KEYS: record. Stops a running batch: 'cancelling' until its segments are drained. Returns the status.
+local function cancel(keys)
+  local status = field(keys[1], 'status')
+  if status == 'in_progress' or status == 'validating' then
+    redis.call('HSET', keys[1], 'status', 'cancelling', 'cancelling_at', now_ms())
+    return 'cancelling'
+  end
+  return status or ''
+end
+
+-- KEYS: record. Ends a running batch whose completion window has passed. Returns the status.
+local function expire(keys)
+  local status = field(keys[1], 'status')
+  if status == 'in_progress' and now_ms() >= tonumber(field(keys[1], 'expires_at')) then
+    redis.call('HSET', keys[1], 'status', 'expired', 'expired_at', now_ms())
+    return 'expired'
+  end
+  return status or ''
+end
+
+-- KEYS: record, lines, segs, open. ARGV: org, output file id, error file id, keep (ms: how long
+-- the record outlives its end). Ends a batch whose work is over: admitted lines never recorded
+-- are refunded, the final status and file ids set, the keys given their retention. Idempotent.
+local function finish(keys, args)
+  local status = field(keys[1], 'status')
+  if not status then return '' end
+  local final = ({ finalizing = 'completed', cancelling = 'cancelled', expired = 'expired', failed = 'failed' })[status]
+  if not final then return status end
+  local lines = redis.call('HGETALL', keys[2])
+  for i = 1, #lines, 2 do
+    local tokens = string.match(lines[i + 1], '^a:(%d+)$')
+    if tokens then redis.call('HSET', keys[2], lines[i], 'r:' .. tokens) end
+  end
+  local now = now_ms()
+  redis.call('HSET', keys[1], 'status', final, 'output_file_id', args[2], 'error_file_id', args[3])
+  if final == 'completed' then redis.call('HSET', keys[1], 'completed_at', now) end
+  if final == 'cancelled' then redis.call('HSET', keys[1], 'cancelled_at', now) end
+  if final == 'failed' then redis.call('HSETNX', keys[1], 'failed_at', now) end
+  redis.call('ZREM', keys[4], args[1] .. '/' .. field(keys[1], 'id'))
+  for k = 1, 3 do redis.call('PEXPIRE', keys[k], tonumber(args[4])) end
+  return final
+end
+
+-- KEYS: record. ARGV: error code. Fails a running batch (its input can no longer be read).
+local function fail(keys, args)
+  local status = field(keys[1], 'status')
+  if status == 'in_progress' or status == 'cancelling' then
+    redis.call('HSET', keys[1], 'status', 'failed', 'failed_at', now_ms(), 'error', args[1])
+  end
+  return field(keys[1], 'status') or ''
+end
+
+-- KEYS: record. The record as a flat list ({} when none).
+local function get(keys)
+  return redis.call('HGETALL', keys[1])
+end
+
+-- KEYS: index. ARGV: before (ms, exclusive; '+inf' for the newest), limit. Newest first.
+local function list(keys, args)
+  local max = args[1] == '+inf' and '+inf' or '(' .. args[1]
+  return redis.call('ZRANGE', keys[1], max, '-inf', 'BYSCORE', 'REV', 'LIMIT', 0, tonumber(args[2]), 'WITHSCORES')
+end
+
+-- KEYS: open. ARGV: limit. Batches not yet ended, soonest expiry first ('org/batch', expiry).
+local function unfinished(keys, args)
+  return redis.call('ZRANGE', keys[1], 0, tonumber(args[1]) - 1, 'WITHSCORES')
+end
+
+redis.register_function('ctg_batch_open', open)
+redis.register_function('ctg_batch_claim', claim)
+redis.register_function('ctg_batch_heartbeat', heartbeat)
+redis.register_function('ctg_batch_admit', admit)
+redis.register_function('ctg_batch_commit', commit)
+redis.register_function('ctg_batch_cancel', cancel)
+redis.register_function('ctg_batch_expire', expire)
+redis.register_function('ctg_batch_finish', finish)
+redis.register_function('ctg_batch_fail', fail)
+redis.register_function { function_name = 'ctg_batch_get', callback = get, flags = { 'no-writes' } }
+redis.register_function { function_name = 'ctg_batch_list', callback = list, flags = { 'no-writes' } }
+redis.register_function { function_name = 'ctg_batch_unfinished', callback = unfinished, flags = { 'no-writes' } }

@@ -1,0 +1,90 @@
+/**
+ * The batcher's two lanes (issue 27): the Batch API's lines run only when no online input waits,
+ * fair between organizations, and in smaller calls while online requests are about, so an
+ * online request waits at most one small batch-lane call. Fake model and clock.
+ */
+import { describe, expect, it } from 'vitest';
+import { Batcher, type BatchLimits } from '../../embedder/src/core/batcher.js';
+import { fakeModel, row, tags } from '../support/fake-model.js';
+
+const LIMITS: BatchLimits = {
+  maxBatchTokens: 400,
+  maxBatchSize: 8,
+  maxQueueInputs: 100,
+  maxQueueTokens: 10_000,
+  maxTenantInputs: 100,
+  maxTenantTokens: 10_000,
+};
+
+function clock() {
+  let now = 0;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}
+
+describe('the batch lane', () => {
+  it('yields to online work: queued online inputs always go before queued batch lines', async () => {
+    const model = fakeModel();
+    const time = clock();
+    const batcher = new Batcher(model.embed, LIMITS, undefined, time.now);
+    const bulk = batcher.submit(
+      'bulk',
+      Array.from({ length: 24 }, (_, i) => row(100 + i)),
+      undefined,
+      'batch',
+    );
+    expect(model.batchTags(0)).toEqual([100, 101, 102, 103, 104, 105, 106, 107]); // idle model: a full call
+    const online = batcher.submit('org', [row(1), row(2)]);
+    await model.release();
+    expect(model.batchTags(1)).toEqual([1, 2]); // the online request went first
+    await model.release();
+    expect(tags(((await online) as { vectors: Float32Array[] }).vectors)).toEqual([1, 2]);
+    // Online work was just seen: the lane's calls are a quarter of the budget.
+    expect(model.calls[2]).toHaveLength(2);
+    time.advance(5_000);
+    await model.release();
+    expect(model.calls[3]).toHaveLength(8); // quiet again: full calls
+    while (model.pending() > 0) await model.release();
+    expect((await bulk).ok).toBe(true);
+  });
+
+  it('is never refused for its size and does not count against the online queue bounds', async () => {
+    const model = fakeModel();
+    const batcher = new Batcher(model.embed, { ...LIMITS, maxQueueInputs: 2, maxTenantInputs: 2 });
+    const first = batcher.submit('bulk', [row(1)], undefined, 'batch');
+    const lines = batcher.submit(
+      'bulk',
+      Array.from({ length: 50 }, (_, i) => row(10 + i)),
+      undefined,
+      'batch',
+    );
+    expect(batcher.queuedInputs).toBe(0);
+    expect(batcher.backgroundInputs).toBe(50);
+    const online = batcher.submit('org', [row(2)]);
+    while (model.pending() > 0) await model.release();
+    expect((await first).ok && (await lines).ok && (await online).ok).toBe(true);
+  });
+
+  it('shares the lane fairly between organizations', async () => {
+    const model = fakeModel();
+    const batcher = new Batcher(model.embed, { ...LIMITS, maxBatchSize: 2 });
+    const busy = batcher.submit('a', [row(1)], undefined, 'batch');
+    const a = batcher.submit(
+      'a',
+      Array.from({ length: 10 }, (_, i) => row(100 + i)),
+      undefined,
+      'batch',
+    );
+    const b = batcher.submit(
+      'b',
+      Array.from({ length: 4 }, (_, i) => row(200 + i)),
+      undefined,
+      'batch',
+    );
+    for (let i = 0; i < 3; i++) await model.release();
+    // b, which joined while a had a backlog, is served within the next calls, not after a's ten lines.
+    const next = [1, 2, 3].flatMap((i) => model.batchTags(i));
+    expect(next.filter((t) => t >= 200).length).toBeGreaterThanOrEqual(2);
+    while (model.pending() > 0) await model.release();
+    expect((await busy).ok && (await a).ok && (await b).ok).toBe(true);
+  });
+});

@@ -1,0 +1,34 @@
+/** The batch lane's gate: gated work runs one at a time, in arrival order, and a failure frees the gate. */
+import { describe, expect, it } from 'vitest';
+import { CpuGate } from '../../embedder/src/core/cpu-gate.js';
+
+describe('CpuGate', () => {
+  it('runs one piece of work at a time, in order, and goes on after a failure', async () => {
+    const gate = new CpuGate();
+    const log: string[] = [];
+    const releases: Array<() => void> = [];
+    const piece = (name: string, fail = false) =>
+      gate.run(async () => {
+        log.push(`start ${name}`);
+        await new Promise<void>((resolve) => releases.push(resolve));
+        log.push(`end ${name}`);
+        if (fail) throw new Error(name);
+        return name;
+      });
+    const a = piece('a', true);
+    const b = piece('b');
+    const c = piece('c');
+    await new Promise((r) => setImmediate(r));
+    expect(log).toEqual(['start a']);
+    releases.shift()!();
+    await expect(a).rejects.toThrow('a');
+    await new Promise((r) => setImmediate(r));
+    expect(log).toEqual(['start a', 'end a', 'start b']);
+    releases.shift()!();
+    expect(await b).toBe('b');
+    await new Promise((r) => setImmediate(r));
+    releases.shift()!();
+    expect(await c).toBe('c');
+    expect(log).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
+  });
+});
