@@ -10,18 +10,30 @@ bash scripts/images/podman-setup.sh
 bash scripts/images/bases.sh
 [[ -s .local/models/default/model.onnx ]] || bash scripts/install-model.sh >/dev/null
 
+# shellcheck source=scripts/images/lib.sh
+source scripts/images/lib.sh
+# Each build FROM its base by digest: the image podman has for the Containerfile's tag (the
+# registry's when one answered, else the stand-in bases.sh built), so what was tested is known.
+NODE_IMAGE="$(pinned "$(arg_default deploy/authz/Containerfile NODE_IMAGE)")"
+ENVOY_IMAGE="$(pinned "$(arg_default deploy/gateway/Containerfile ENVOY_IMAGE)")"
+log "bases: $NODE_IMAGE, $ENVOY_IMAGE"
+
 mkdir -p .local/images
 # build NAME CONTAINERFILE [TARGET]
 build() {
   local name="$1" file="$2" target="${3:-}" start=$SECONDS
-  local args=(build --pull=never --network host --layers -f "$file" --ignorefile "${file}.dockerignore" -t "localhost/ctg-$name:test")
+  local args=(build --pull=never --network host --layers -f "$file" --ignorefile "${file}.dockerignore" -t "localhost/ctg-$name:test"
+    --build-arg "NODE_IMAGE=$NODE_IMAGE" --build-arg "ENVOY_IMAGE=$ENVOY_IMAGE")
   [[ -n "$target" ]] && args+=(--target "$target")
   if ! podman "${args[@]}" . >".local/images/$name.log" 2>&1; then
     tail -n 30 ".local/images/$name.log" >&2
     echo "images: building $name failed (.local/images/$name.log)" >&2
     return 1
   fi
-  echo "images: $name built in $((SECONDS - start)) s, $(podman image inspect --format '{{.Size}}' "localhost/ctg-$name:test" | awk '{printf "%d MB", $1 / 1e6}')" >&2
+  local size digest
+  size="$(podman image inspect --format '{{.Size}}' "localhost/ctg-$name:test")"
+  digest="$(podman image inspect --format '{{.Digest}}' "localhost/ctg-$name:test")"
+  log "$name built in $((SECONDS - start)) s, $((size / 1000000)) MB, localhost/ctg-$name:test@$digest"
 }
 
 build gateway deploy/gateway/Containerfile

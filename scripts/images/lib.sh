@@ -17,3 +17,23 @@ check_version() {
   fi
   [[ "$out" == *"$want"* ]] || { log "$what is not $want: \`$*\` printed: $(tail -n 5 <<<"$out")"; return 1; }
 }
+
+# arg_default CONTAINERFILE NAME: the default of `ARG NAME=…` (the base image a build uses
+# unless told otherwise).
+arg_default() {
+  local value
+  value="$(sed -n "s/^ARG $2=//p" "$1")"
+  [[ -n "$value" ]] || { log "$1 has no ARG $2=<image>"; return 1; }
+  echo "$value"
+}
+
+# base_tag REF: REF without its @sha256:… digest, if it has one (a stand-in is tagged by tag).
+base_tag() { echo "${1%@sha256:*}"; }
+
+# pinned REF: REF by tag and the digest of the image podman has for it: what a build pins to.
+pinned() {
+  local ref="$1" digest
+  if [[ "$ref" == *@sha256:* ]] && podman image exists "$ref"; then echo "$ref"; return 0; fi
+  digest="$(podman image inspect --format '{{.Digest}}' "$(base_tag "$ref")")" || return 1
+  echo "$(base_tag "$ref")@$digest"
+}

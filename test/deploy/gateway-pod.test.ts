@@ -55,9 +55,12 @@ afterAll(async () => {
 /** Runs the init container's command here, with its settings; `overrides` stand in for the cluster. */
 function renderAsInitContainer(file: string, overrides: Record<string, string>): string {
   const settings = find(objects, 'ConfigMap', 'ctg-gateway-render-env').data!;
-  const [node, ...args] = renderContainer.command as string[];
+  const [node, script, ...args] = renderContainer.command as string[];
   expect(node).toBe('node');
-  execFileSync(process.execPath, [...args.slice(0, -1), file], {
+  // The image runs envoy/render.ts compiled to render.js (test/images/pod.check.ts runs the
+  // image itself); here the same module runs from its source.
+  expect(script).toBe('envoy/render.js');
+  execFileSync(process.execPath, ['--import', 'tsx', script!.replace(/\.js$/, '.ts'), ...args.slice(0, -1), file], {
     cwd: repoRoot,
     stdio: 'pipe',
     env: {

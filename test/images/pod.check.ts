@@ -20,7 +20,7 @@ import { settlementAclRules } from '../../contract/redis/settlement-keys.js';
 import { find, parseObjects, renderOverlay, type K8sObject } from '../deploy/kustomize.js';
 import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
 import { waitFor } from '../support/process.js';
-import { PodNetwork, podman } from './podman.js';
+import { ADMIN_CLI, PodNetwork, podman } from './podman.js';
 
 const IMAGES = { authz: 'localhost/ctg-authz:test', embedder: 'localhost/ctg-embedder:test', gateway: 'localhost/ctg-gateway:test' };
 const REDIS_IMAGE = 'localhost/ctg-test-redis:bookworm';
@@ -118,7 +118,7 @@ function redisCli(password: string, ...args: string[]): string {
 const AUDIT_ENV = ['-e', `AUDIT_SECRET=${randomBytes(24).toString('hex')}`, '-e', 'AUDIT_ANCHOR_FILE=/tmp/audit-anchor.jsonl'];
 
 function admin(args: readonly string[]): string {
-  return podman(['exec', ...AUDIT_ENV, authz[0]!, 'node', '--import', 'tsx', 'authz/src/admin/cli.ts', ...args]);
+  return podman(['exec', ...AUDIT_ENV, authz[0]!, ...ADMIN_CLI, ...args]);
 }
 
 beforeAll(async () => {
@@ -263,17 +263,35 @@ const EMBED = JSON.stringify({ model: modelId, input: ['Patient denies chest pai
 
 describe('the images, run as the staging overlay runs them', () => {
   it("every container runs as its pod's non-root user on a read-only root filesystem", () => {
-    for (const [container, uid] of [
-      [authz[0]!, 1000],
-      [`${net.name}-embedder`, 1000],
-      [`${net.name}-gateway`, 101],
+    for (const [container, deployment] of [
+      [authz[0]!, 'ctg-authz'],
+      [`${net.name}-embedder`, 'ctg-embedder'],
+      [`${net.name}-gateway`, 'ctg-gateway'],
     ] as const) {
+      const uid = podOf(deployment).securityContext.runAsUser as number;
+      expect(uid, deployment).toBeGreaterThanOrEqual(10_000);
       expect(podman(['exec', container, 'id', '-u']).trim(), container).toBe(String(uid));
       expect(() => podman(['exec', container, 'bash', '-c', 'echo x > /app/x || echo x > /x']), container).toThrow(/Read-only file system/);
     }
-    // The images themselves declare a numeric non-root user (Kubernetes' runAsNonRoot check).
-    for (const image of Object.values(IMAGES))
-      expect(podman(['image', 'inspect', '--format', '{{.Config.User}}', image]).trim()).toMatch(/^[1-9]\d*:[1-9]\d*$/);
+    // The images themselves declare the same numeric non-root user (Kubernetes' runAsNonRoot check).
+    for (const [name, image] of Object.entries(IMAGES))
+      expect(podman(['image', 'inspect', '--format', '{{.Config.User}}', image]).trim()).toBe(userOf(podOf(`ctg-${name}`)));
+  });
+
+  it("each image carries only what its process runs: compiled JavaScript, its own packages, this platform's binaries", () => {
+    const inImage = (image: string, script: string) =>
+      podman(['run', '--rm', '--pull=never', '--entrypoint', 'bash', image, '-c', script]).trim().split('\n').filter(Boolean);
+    for (const image of [IMAGES.authz, IMAGES.embedder]) {
+      // No TypeScript to transpile at start, no transpiler, no compiler.
+      expect(inImage(image, "cd /app && find . -name '*.ts' ! -name '*.d.ts' -not -path './node_modules/*'"), image).toEqual([]);
+      expect(inImage(image, 'cd /app/node_modules && ls -d tsx esbuild typescript 2>/dev/null || true'), image).toEqual([]);
+    }
+    // authz never loads the model: no ONNX Runtime (288 MB) in its image.
+    expect(inImage(IMAGES.authz, 'ls -d /app/node_modules/onnxruntime-* 2>/dev/null || true')).toEqual([]);
+    // The embedder's ONNX Runtime: this platform's binaries only (not darwin, win32 or the other arch).
+    expect(inImage(IMAGES.embedder, 'cd /app/node_modules/onnxruntime-node/bin && ls -d napi-v*/*/*')).toEqual([
+      `napi-v6/linux/${process.arch}`,
+    ]);
   });
 
   it('an embedding through the containerised Envoy is 200, and its usage is recorded', async () => {

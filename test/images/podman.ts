@@ -6,6 +6,12 @@
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 
+/**
+ * The admin CLI as the authz image carries it (compiled; deploy/authz/build.json), run with
+ * `podman exec` as `kubectl exec` runs it in a pod, until the admin service has its own image.
+ */
+export const ADMIN_CLI = ['node', 'authz/src/admin/cli.js'] as const;
+
 /** `podman ARGS`, stdout as text; throws with stderr on failure. */
 export function podman(args: readonly string[], input?: string): string {
   return execFileSync('podman', args, { encoding: 'utf8', input, stdio: ['pipe', 'pipe', 'pipe'], maxBuffer: 16 << 20 });

@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { find, parseObjects, renderOverlay } from '../deploy/kustomize.js';
 import { waitFor } from '../support/process.js';
 import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
-import { PodNetwork, podman } from './podman.js';
+import { ADMIN_CLI, PodNetwork, podman } from './podman.js';
 
 const REDIS_IMAGE = 'localhost/ctg-test-redis:bookworm';
 const AUTHZ_IMAGE = 'localhost/ctg-authz:test';
@@ -128,7 +128,7 @@ function sentinel(ordinal: number, ...args: string[]): string {
 const AUDIT_ENV = ['-e', `AUDIT_SECRET=${randomBytes(24).toString('hex')}`, '-e', 'AUDIT_ANCHOR_FILE=/tmp/audit-anchor.jsonl'];
 
 function admin(args: readonly string[]): string {
-  return podman(['exec', ...AUDIT_ENV, `${net.name}-authz`, 'node', '--import', 'tsx', 'authz/src/admin/cli.ts', ...args]);
+  return podman(['exec', ...AUDIT_ENV, `${net.name}-authz`, ...ADMIN_CLI, ...args]);
 }
 
 /** Waits until the admin CLI in the authz container creates an organization (a write on the primary). */
@@ -158,10 +158,10 @@ beforeAll(async () => {
     expect(() => podman(['image', 'exists', image]), `${image}: run scripts/images/build.sh first`).not.toThrow();
   dirs = makeStackDir();
   files = mkdtempSync(join(tmpdir(), 'ctg-redis-set-'));
-  const [uid, gid] = podman(['run', '--rm', '--pull=never', '--entrypoint', 'sh', REDIS_IMAGE, '-c', 'echo $(id -u) $(id -g)'])
-    .trim()
-    .split(' ')
-    .map(Number) as [number, number];
+  // The pod's user, as the StatefulSet runs it (not the image's own: the official image's is 999).
+  const uid = pod.securityContext.runAsUser as number;
+  const gid = pod.securityContext.runAsGroup as number;
+  expect(uid).toBeGreaterThanOrEqual(10_000);
   redisUser = `${uid}:${gid}`;
   // One certificate for every pod's name (and localhost, for the probes), from a private CA. Each
   // name explicitly: Node does not match a two-label wildcard (*.ctg-redis-headless).
