@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the project's three images with podman, as a platform team would with docker, tagged
-# localhost/ctg-{authz,embedder,gateway}:test (plus the bases they need, see bases.sh). Layers
+# localhost/ctg-{authz,embedder,gateway}:<image_tag> (this checkout's own tag, lib.sh; plus the
+# bases they need, see bases.sh). Layers
 # stay in podman's storage, so a rebuild after a source change redoes only the COPY layers.
 # Prints each image's build time and size. Run as root.
 set -euo pipefail
@@ -17,12 +18,13 @@ source scripts/images/lib.sh
 NODE_IMAGE="$(pinned "$(arg_default deploy/authz/Containerfile NODE_IMAGE)")"
 ENVOY_IMAGE="$(pinned "$(arg_default deploy/gateway/Containerfile ENVOY_IMAGE)")"
 log "bases: $NODE_IMAGE, $ENVOY_IMAGE"
+TAG="$(image_tag)"
 
 mkdir -p .local/images
 # build NAME CONTAINERFILE [TARGET]
 build() {
   local name="$1" file="$2" target="${3:-}" start=$SECONDS
-  local args=(build --pull=never --network host --layers -f "$file" --ignorefile "${file}.dockerignore" -t "localhost/ctg-$name:test"
+  local args=(build --pull=never --network host --layers -f "$file" --ignorefile "${file}.dockerignore" -t "localhost/ctg-$name:$TAG"
     --build-arg "NODE_IMAGE=$NODE_IMAGE" --build-arg "ENVOY_IMAGE=$ENVOY_IMAGE")
   [[ -n "$target" ]] && args+=(--target "$target")
   if ! podman "${args[@]}" . >".local/images/$name.log" 2>&1; then
@@ -31,9 +33,9 @@ build() {
     return 1
   fi
   local size digest
-  size="$(podman image inspect --format '{{.Size}}' "localhost/ctg-$name:test")"
-  digest="$(podman image inspect --format '{{.Digest}}' "localhost/ctg-$name:test")"
-  log "$name built in $((SECONDS - start)) s, $((size / 1000000)) MB, localhost/ctg-$name:test@$digest"
+  size="$(podman image inspect --format '{{.Size}}' "localhost/ctg-$name:$TAG")"
+  digest="$(podman image inspect --format '{{.Digest}}' "localhost/ctg-$name:$TAG")"
+  log "$name built in $((SECONDS - start)) s, $((size / 1000000)) MB, localhost/ctg-$name:$TAG@$digest"
 }
 
 build gateway deploy/gateway/Containerfile

@@ -37,3 +37,12 @@ pinned() {
   digest="$(podman image inspect --format '{{.Digest}}' "$(base_tag "$ref")")" || return 1
   echo "$(base_tag "$ref")@$digest"
 }
+
+# image_tag: the tag of this checkout's test images (CTG_IMAGE_TAG, else test- and a hash of the
+# checkout's path; scripts/images/image-tag.ts computes the same): podman's storage is the
+# machine's, and two checkouts building at once must not overwrite each other's images.
+image_tag() {
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd -P)"
+  echo "${CTG_IMAGE_TAG:-test-$(printf '%s' "$root" | sha256sum | cut -c1-8)}"
+}

@@ -17,11 +17,11 @@ import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { localImage } from './image-tag.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const runs = Number(process.argv[2] ?? 5);
-const tag = process.env.CTG_IMAGE_TAG ?? 'test';
-const image = (name: string) => `localhost/ctg-${name}:${tag}`;
+const image = localImage;
 const podman = (...args: string[]) => execFileSync('podman', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

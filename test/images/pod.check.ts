@@ -17,14 +17,38 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDENTITY_HEADERS as HEADERS } from '../../contract/headers.js';
 import { settlementAclRules } from '../../contract/redis/settlement-keys.js';
-import { find, parseObjects, renderOverlay, type K8sObject } from '../deploy/kustomize.js';
+import { localImage } from '../../scripts/images/image-tag.js';
+import { pinImages } from '../../scripts/images/pin-overlay.js';
+import { find, parseObjects, renderPatched, type K8sObject } from '../deploy/kustomize.js';
 import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
 import { waitFor } from '../support/process.js';
 import { ADMIN_CLI, PodNetwork, podman } from './podman.js';
 
-const IMAGES = { authz: 'localhost/ctg-authz:test', embedder: 'localhost/ctg-embedder:test', gateway: 'localhost/ctg-gateway:test' };
+const IMAGES = { authz: localImage('authz'), embedder: localImage('embedder'), gateway: localImage('gateway') };
 const REDIS_IMAGE = 'localhost/ctg-test-redis:bookworm';
-const objects = parseObjects(renderOverlay('staging'));
+
+/** The image by tag and the digest podman has for it, as a registry's push would give them. */
+function pinnedRef(image: string): string {
+  try {
+    return `${image}@${podman(['image', 'inspect', '--format', '{{.Digest}}', image]).trim()}`;
+  } catch {
+    throw new Error(`${image}: run scripts/images/build.sh first`);
+  }
+}
+/**
+ * The staging overlay pinned to the images just built, by digest, as scripts/images/pin-overlay.ts
+ * pins it for a registry (deploy/README.md → Images → Pinning): every container below runs the
+ * image reference the rendered manifests name.
+ */
+const objects = parseObjects(
+  renderPatched('staging', (kustomization) =>
+    pinImages(kustomization, {
+      'ctg-authz': pinnedRef(IMAGES.authz),
+      'ctg-embedder': pinnedRef(IMAGES.embedder),
+      'ctg-gateway': pinnedRef(IMAGES.gateway),
+    }),
+  ),
+);
 const podOf = (name: string) => find(objects, 'Deployment', name).spec.template.spec;
 const envOf = (configMap: string) => ({ ...find(objects, 'ConfigMap', configMap).data });
 /** The Service names that select a Deployment's pods: the DNS aliases its containers get. */
@@ -179,7 +203,7 @@ beforeAll(async () => {
   authz = ['authz-a', 'authz-b'].map((name) =>
     net.run({
       name,
-      image: IMAGES.authz,
+      image: authzPod.containers[0].image,
       user: userOf(authzPod),
       env: envOf('ctg-authz-env'),
       mounts: authzMounts,
@@ -189,7 +213,7 @@ beforeAll(async () => {
   const embedderPod = podOf('ctg-embedder');
   const embedder = net.run({
     name: 'embedder',
-    image: IMAGES.embedder,
+    image: embedderPod.containers[0].image,
     user: userOf(embedderPod),
     env: embedderEnv,
     mounts: secretMounts(embedderPod, 'embedder', secrets),
@@ -208,7 +232,7 @@ beforeAll(async () => {
   const init = gatewayPod.initContainers[0];
   net.run({
     name: 'render-config',
-    image: IMAGES.authz,
+    image: init.image,
     user: userOf(gatewayPod),
     env: envOf('ctg-gateway-render-env'),
     once: true,
@@ -219,7 +243,7 @@ beforeAll(async () => {
   const envoy = gatewayPod.containers[0];
   const gateway = net.run({
     name: 'gateway',
-    image: IMAGES.gateway,
+    image: envoy.image,
     user: userOf(gatewayPod),
     args: envoy.args,
     publish: [8443],
@@ -276,6 +300,19 @@ describe('the images, run as the staging overlay runs them', () => {
     // The images themselves declare the same numeric non-root user (Kubernetes' runAsNonRoot check).
     for (const [name, image] of Object.entries(IMAGES))
       expect(podman(['image', 'inspect', '--format', '{{.Config.User}}', image]).trim()).toBe(userOf(podOf(`ctg-${name}`)));
+  });
+
+  it('every container runs the image the pinned manifests name, by tag and digest', () => {
+    for (const [container, deployment] of [
+      [authz[0]!, 'ctg-authz'],
+      [`${net.name}-embedder`, 'ctg-embedder'],
+      [`${net.name}-gateway`, 'ctg-gateway'],
+    ] as const) {
+      const named = podOf(deployment).containers[0].image as string;
+      expect(named).toMatch(/^localhost\/ctg-[a-z]+:[\w.-]+@sha256:[0-9a-f]{64}$/);
+      // podman records a reference with both as the digest alone: the image that ran is that one.
+      expect(podman(['inspect', '--format', '{{.ImageName}}', container]).trim()).toBe(named.replace(/:[\w.-]+@/, '@'));
+    }
   });
 
   it("each image carries only what its process runs: compiled JavaScript, its own packages, this platform's binaries", () => {

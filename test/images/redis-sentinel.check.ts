@@ -13,13 +13,14 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, wri
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { localImage } from '../../scripts/images/image-tag.js';
 import { find, parseObjects, renderOverlay } from '../deploy/kustomize.js';
 import { waitFor } from '../support/process.js';
 import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
 import { ADMIN_CLI, PodNetwork, podman } from './podman.js';
 
 const REDIS_IMAGE = 'localhost/ctg-test-redis:bookworm';
-const AUTHZ_IMAGE = 'localhost/ctg-authz:test';
+const AUTHZ_IMAGE = localImage('authz');
 const objects = parseObjects(renderOverlay('staging', ['redis-sentinel']));
 const set = find(objects, 'StatefulSet', 'ctg-redis');
 const pod = set.spec.template.spec;
