@@ -3,7 +3,8 @@
 # localhost/ctg-{authz,embedder,gateway}:<image_tag> (this checkout's own tag, lib.sh; plus the
 # bases they need, see bases.sh). Layers
 # stay in podman's storage, so a rebuild after a source change redoes only the COPY layers.
-# Prints each image's build time and size. Run as root.
+# Prints each image's build time, size and digest. Run as root. CTG_REBUILD_BASES=1 (bases.sh)
+# and CTG_NO_CACHE=1 rebuild everything, as a fresh machine would.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -27,6 +28,8 @@ build() {
   local args=(build --pull=never --network host --layers -f "$file" --ignorefile "${file}.dockerignore" -t "localhost/ctg-$name:$TAG"
     --build-arg "NODE_IMAGE=$NODE_IMAGE" --build-arg "ENVOY_IMAGE=$ENVOY_IMAGE")
   [[ -n "$target" ]] && args+=(--target "$target")
+  # CTG_NO_CACHE=1: every layer built again, as on a fresh machine (to time a first build).
+  [[ "${CTG_NO_CACHE:-}" == 1 ]] && args+=(--no-cache)
   if ! podman "${args[@]}" . >".local/images/$name.log" 2>&1; then
     tail -n 30 ".local/images/$name.log" >&2
     echo "images: building $name failed (.local/images/$name.log)" >&2
