@@ -156,7 +156,8 @@ beforeAll(async () => {
   net.run({
     name: 'redis',
     image: REDIS_IMAGE,
-    user: '999:999',
+    // Stands in for the platform's Redis; the uid the Redis component runs as (10,000 or above).
+    user: '10004:10004',
     aliases: ['redis'],
     args: ['--requirepass', password, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
   });

@@ -7,7 +7,7 @@
  * primary through the Sentinels; the primary's pod is lost, a replica is promoted, authz
  * follows, and the lost pod comes back as a replica of the new primary.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -100,6 +100,12 @@ async function startPod(ordinal: number): Promise<void> {
       30_000,
     );
   }
+}
+
+/** The whole log of one container of the test's network. */
+function containerLog(name: string): string {
+  const run = spawnSync('podman', ['logs', `${net.name}-${name}`], { encoding: 'utf8', maxBuffer: 16 << 20 });
+  return `${run.stdout}${run.stderr}`;
 }
 
 /** A Sentinel command over TLS with the Sentinel password, inside pod N. */
@@ -343,7 +349,8 @@ describe('components/redis-sentinel, run as the StatefulSet runs it', () => {
     net.kill('ctg-redis-0');
     const lostAt = Date.now();
     try {
-      await waitFor('a replica to be promoted', async () => primaryOf(1) !== `ctg-redis-0.${set.spec.serviceName}`, 30_000);
+      // Bounded by the worst case below (TILT), so that its assertion, not the wait, decides.
+      await waitFor('a replica to be promoted', async () => primaryOf(1) !== `ctg-redis-0.${set.spec.serviceName}`, 60_000);
     } catch (error) {
       throw new Error(`${(error as Error).message}\n${net.logs()}`);
     }
@@ -368,7 +375,10 @@ describe('components/redis-sentinel, run as the StatefulSet runs it', () => {
     expect(info).toMatch(/role:slave/);
     expect(info).toContain(`master_host:${primary}`);
     // down-after-milliseconds 2 s plus the election; the two Sentinels left may split their votes
-    // once, and retry after 2 x failover-timeout (10 s).
-    expect(promotedAfterMs).toBeLessThan(20_000);
+    // once, and retry after 2 x failover-timeout (10 s). A Sentinel whose timer stalled past 2 s
+    // (this machine starved of CPU, not the component) enters TILT and acts on nothing for 30 s:
+    // then, and only when its own log says so, 30 s more.
+    const tilted = [1, 2].some((i) => /\+tilt #tilt mode entered/.test(containerLog(`ctg-redis-${i}-sentinel`)));
+    expect(promotedAfterMs).toBeLessThan(tilted ? 50_000 : 20_000);
   });
 });
