@@ -356,7 +356,15 @@ describe('components/redis-sentinel, run as the StatefulSet runs it', () => {
       // Long enough for the bound below to decide, TILT included.
       await waitFor('a replica to be promoted', async () => primaryOf(1) !== `ctg-redis-0.${set.spec.serviceName}`, 150_000);
     } catch (error) {
-      throw new Error(`${(error as Error).message}\n${net.logs()}`);
+      // What the Sentinels know of the replicas says why none was good enough to promote.
+      const replicas = [1, 2].map((i) => {
+        try {
+          return sentinel(i, 'SENTINEL', 'replicas', 'ctg');
+        } catch (e) {
+          return (e as Error).message;
+        }
+      });
+      throw new Error(`${(error as Error).message}\n${replicas.join('\n')}\n${net.logs()}`);
     }
     const promotedAfterMs = Date.now() - lostAt;
     const primary = primaryOf(1)!;
