@@ -7,10 +7,12 @@
  *   authz     authz accepts a TCP connection on its gRPC port
  *   embedder  the embedder answers GET /health (listening; the model loads after)
  * Each is a process start plus its module loading, so the difference between two builds is what
- * the image runs at start (a TypeScript transpiler or compiled JavaScript). A measurement, not a
- * test: nothing here asserts a time.
+ * the image runs at start (a TypeScript transpiler or compiled JavaScript). Beside each wall time,
+ * the CPU time the container used until then (its cgroup's cpuacct.usage; the init container's
+ * user + sys from bash's `time`), which a machine loaded by other work inflates far less. A
+ * measurement, not a test: nothing here asserts a time.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
@@ -61,6 +63,12 @@ function runArgs(net: string, name: string, envs: string[], secrets: string): st
 const timeOf = (name: string, field: 'StartedAt' | 'FinishedAt') =>
   Date.parse(podman('inspect', '--format', `{{.State.${field}.Format "2006-01-02T15:04:05.000Z07:00"}}`, name));
 
+/** CPU time a running container has used so far (its cgroup's cpuacct.usage), in milliseconds. */
+function cpuMs(name: string): number {
+  const cgroup = podman('inspect', '--format', '{{.State.CgroupPath}}', name);
+  return Math.round(Number(readFileSync(`/sys/fs/cgroup/cpuacct${cgroup}/cpuacct.usage`, 'utf8')) / 1e6);
+}
+
 async function until(what: string, ready: () => Promise<boolean>): Promise<number> {
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
@@ -87,19 +95,29 @@ async function measure(net: string, secrets: string, run: number): Promise<Recor
   // The init container runs to completion: StartedAt to FinishedAt is its whole run.
   const render = name('render');
   const entry = JSON.parse(podman('image', 'inspect', '--format', '{{json .Config.Entrypoint}}', image('authz'))) as string[];
-  const script = entry.includes('tsx') ? ['--import', 'tsx', 'envoy/render.ts'] : ['envoy/render.js'];
+  const script = entry.includes('tsx') ? 'node --import tsx envoy/render.ts' : 'node envoy/render.js';
   const args = runArgs(net, render, envFile('gateway-render.env'), secrets);
-  podman(...args, '--tmpfs', '/run/envoy', '--entrypoint', 'node', image('authz'), ...script, '/run/envoy/envoy.yaml');
-  const times: Record<string, number> = { render: timeOf(render, 'FinishedAt') - timeOf(render, 'StartedAt') };
+  const timed = `TIMEFORMAT='%3U %3S'; time ${script} /run/envoy/envoy.yaml`;
+  const rendered = spawnSync('podman', [...args, '--tmpfs', '/run/envoy', '--entrypoint', 'bash', image('authz'), '-c', timed], {
+    encoding: 'utf8',
+  });
+  if (rendered.status !== 0) throw new Error(`render failed: ${rendered.stderr}`);
+  const [user, sys] = rendered.stderr.trim().split('\n').at(-1)!.split(' ').map(Number) as [number, number];
+  const times: Record<string, number> = {
+    render: timeOf(render, 'FinishedAt') - timeOf(render, 'StartedAt'),
+    'render cpu': Math.round((user + sys) * 1000),
+  };
   podman('rm', '-f', render);
 
   const authz = name('authz');
   podman(...runArgs(net, authz, envFile('authz.env'), secrets), '-d', '--publish', '127.0.0.1::9191', image('authz'));
   times.authz = (await until('authz', () => tcpOpen(hostPort(authz, 9191)))) - timeOf(authz, 'StartedAt');
+  times['authz cpu'] = cpuMs(authz);
 
   const embedder = name('embedder');
   podman(...runArgs(net, embedder, envFile('embedder.env'), secrets), '-d', '--publish', '127.0.0.1::8081', image('embedder'));
   times.embedder = (await until('embedder', () => healthy(hostPort(embedder, 8081)))) - timeOf(embedder, 'StartedAt');
+  times['embedder cpu'] = cpuMs(embedder);
   podman('rm', '-f', '-t', '2', authz, embedder);
   return times;
 }
@@ -116,10 +134,10 @@ async function main(): Promise<void> {
     podman('run', '-d', ...redis, 'localhost/ctg-test-redis:bookworm', '--requirepass', password, '--save', '');
     const rows: Record<string, number>[] = [];
     for (let run = 0; run < runs; run++) rows.push(await measure(net, secrets, run));
-    for (const what of ['render', 'authz', 'embedder']) {
+    for (const what of ['render', 'render cpu', 'authz', 'authz cpu', 'embedder', 'embedder cpu']) {
       const values = rows.map((row) => row[what]!);
       const median = [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
-      console.log(`${what.padEnd(9)} median ${median} ms  (runs: ${values.join(', ')} ms)`);
+      console.log(`${what.padEnd(12)} median ${median} ms  (runs: ${values.join(', ')} ms)`);
     }
   } finally {
     for (const c of podman('ps', '-a', '--format', '{{.Names}}', '--filter', `name=${net}`).split('\n').filter(Boolean))
