@@ -49,7 +49,7 @@ test-envoy: install ## only the Envoy and end-to-end suites
 test-litellm: ## litellm's error classes against a test stack (own venv, ~300 MB; not in make test)
 	@bash scripts/stack/install-litellm.sh && bash scripts/stack/with-redis.sh npx vitest run --config test/litellm/vitest.config.ts
 
-test-images: install ## build the three images with podman (root; bases from Debian when no registry answers), run them as the staging overlay does, and fail over the Redis Sentinel component
+test-images: install ## build the four images with podman (root; bases from Debian when no registry answers), run them as the staging overlay does, and fail over the Redis Sentinel component
 	@bash scripts/images/build.sh && npx vitest run --config test/images/vitest.config.ts
 
 # What make test runs of the images: the pod as the overlay runs it. The Sentinel component's

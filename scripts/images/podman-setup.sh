@@ -21,11 +21,14 @@ MARK='# Written by scripts/images/podman-setup.sh (the project rewrites this fil
 
 # write_config PATH: stdin becomes PATH unless PATH exists without our mark.
 write_config() {
-  local path="$1" body
+  local path="$1" body first=''
   body="$(cat)"
-  if [[ -e "$path" ]] && ! head -n 1 "$path" | grep -qF "$MARK"; then
-    echo "podman-setup: $path is not ours, left as it is" >&2
-    return 0
+  if [[ -e "$path" ]]; then
+    IFS= read -r first <"$path" || true # a file without a newline still gives its line
+    if [[ "$first" != "$MARK" ]]; then
+      echo "podman-setup: $path is not ours, left as it is" >&2
+      return 0
+    fi
   fi
   mkdir -p "$(dirname "$path")"
   printf '%s\n%s\n' "$MARK" "$body" >"$path.tmp" && mv "$path.tmp" "$path"

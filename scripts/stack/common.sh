@@ -46,7 +46,7 @@ running_pid() {
   [[ -s "$file" ]] || return 1
   pid="$(cat "$file")"
   [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
-  ps -ww -o args= -p "$pid" 2>/dev/null | grep -qF -- "$marker" || return 1
+  [[ "$(ps -ww -o args= -p "$pid" 2>/dev/null)" == *"$marker"* ]] || return 1
   echo "$pid"
 }
 

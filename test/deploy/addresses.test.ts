@@ -80,6 +80,8 @@ function admits(rules: any[] | undefined, peerKey: 'from' | 'to', peer: Caller, 
     const peerOk =
       !rule[peerKey] ||
       rule[peerKey].some((p: any) => {
+        // An address range is no pod selector: it admits no pod by its labels.
+        if (p.ipBlock) return false;
         const ns = p.namespaceSelector
           ? matches(p.namespaceSelector.matchLabels, { 'kubernetes.io/metadata.name': peer.namespace })
           : peer.namespace === namespace;
@@ -199,7 +201,32 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
         .filter((p) => matches(p.spec.podSelector.matchLabels, labels))
         .some((p) => admits(p.spec.ingress, 'from', prometheus, namespace, port));
     const monitors = objects.filter((o) => o.kind === 'PodMonitor');
-    expect(monitors.map((m) => m.metadata.name).sort()).toEqual(['ctg-authz', 'ctg-embedder']);
+    expect(monitors.map((m) => m.metadata.name).sort()).toEqual(['ctg-authz', 'ctg-embedder', 'ctg-gateway']);
+    // Each sets the job label deploy/prometheus/alerts.yml selects on.
+    const jobs = Object.fromEntries(
+      monitors.map((m) => [
+        m.metadata.name,
+        m.spec.podMetricsEndpoints.map((e: any) => e.relabelings?.find((r: any) => r.targetLabel === 'job')?.replacement),
+      ]),
+    );
+    expect(jobs).toEqual({ 'ctg-authz': ['authz'], 'ctg-embedder': ['embedder'], 'ctg-gateway': ['envoy'] });
+    const alerts = readFileSync(join(repoRoot, 'deploy/prometheus/alerts.yml'), 'utf8');
+    for (const job of ['envoy', 'authz', 'embedder']) expect(alerts).toMatch(new RegExp(`job(=~?)"[^"]*\\b${job}\\b`));
+    // Envoy's stats: the listener's port (ENVOY_STATS_PORT), open to Prometheus only; no token.
+    const gateway = find(objects, 'Deployment', 'ctg-gateway').spec.template;
+    const statsPort = Number(find(objects, 'ConfigMap', 'ctg-gateway-render-env').data!.ENVOY_STATS_PORT);
+    expect(gateway.metadata.annotations).toEqual({
+      'prometheus.io/scrape': 'true',
+      'prometheus.io/port': String(statsPort),
+      'prometheus.io/path': '/stats/prometheus',
+    });
+    const envoyMonitor = monitors.find((m) => m.metadata.name === 'ctg-gateway')!;
+    expect(envoyMonitor.spec.podMetricsEndpoints).toEqual([expect.objectContaining({ port: 'stats', path: '/stats/prometheus' })]);
+    expect(gateway.spec.containers[0].ports).toContainEqual({ name: 'stats', containerPort: statsPort, protocol: 'TCP' });
+    expect(reachable(gateway.metadata.labels, statsPort)).toBe(true);
+    const stranger: Caller = { name: 'stranger', labels: { app: 'other' }, namespace: 'elsewhere' };
+    const gatewayPolicies = policies.filter((p) => matches(p.spec.podSelector.matchLabels, gateway.metadata.labels));
+    expect(gatewayPolicies.some((p) => admits(p.spec.ingress, 'from', stranger, namespace, statsPort))).toBe(false);
     for (const name of ['ctg-authz', 'ctg-embedder']) {
       const template = find(objects, 'Deployment', name).spec.template;
       const ports = template.spec.containers[0].ports as { name: string; containerPort: number }[];

@@ -43,23 +43,51 @@ describe('Containerfiles', () => {
     expect(run.stdout).toMatch(/DL3007/); // "Using latest is prone to errors"
   });
 
-  it.each(COMPONENTS)('%s builds FROM official bases pinned by version tag', (c) => {
-    const bases = [...read(c).matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]!);
+  it.each(COMPONENTS)('%s builds FROM an official base pinned by version tag, digest-capable (ARG … = name:tag[@sha256:…])', (c) => {
+    const text = read(c);
+    const stages = [...text.matchAll(/^FROM\s+\S+\s+AS\s+(\S+)/gim)].map((m) => m[1]!);
+    const bases = [...text.matchAll(/^FROM\s+(\S+)/gm)].map((m) => m[1]!).filter((b) => !stages.includes(b));
     expect(bases.length).toBeGreaterThan(0);
-    const stages = [...read(c).matchAll(/^FROM\s+\S+\s+AS\s+(\S+)/gim)].map((m) => m[1]!);
-    for (const base of bases.filter((b) => !stages.includes(b))) {
-      expect(base).toMatch(c === 'gateway' ? /^envoyproxy\/envoy:v1\.40\.\d+$/ : /^node:20\.\d+\.\d+-bookworm-slim$/);
+    const firstFrom = text.search(/^FROM /m);
+    for (const base of bases) {
+      // Each base is a build argument declared before the first FROM, so a build pins it by digest.
+      const arg = /^\$\{(\w+)\}$/.exec(base)?.[1];
+      expect(arg, `${c}: FROM ${base}`).toBeDefined();
+      const declared = new RegExp(`^ARG ${arg}=(\\S+)$`, 'm').exec(text);
+      expect(declared?.index, `${c}: ARG ${arg}`).toBeLessThan(firstFrom);
+      expect(declared![1]).toMatch(
+        c === 'gateway'
+          ? /^docker\.io\/envoyproxy\/envoy:v1\.40\.\d+(@sha256:[0-9a-f]{64})?$/
+          : /^docker\.io\/library\/node:20\.\d+\.\d+-bookworm-slim(@sha256:[0-9a-f]{64})?$/,
+      );
     }
   });
 
-  it.each(COMPONENTS)('%s runs as a numeric non-root user', (c) => {
-    const users = [...read(c).matchAll(/^USER\s+(\S+)/gm)].map((m) => m[1]!);
-    const last = users.at(-1);
-    expect(last).toMatch(/^[1-9]\d*(:[1-9]\d*)?$/);
+  it('every Node image builds FROM the same base (one pin to change), which the image test builds by digest', () => {
+    const pins = ['authz', 'embedder'].map((c) => /^ARG NODE_IMAGE=(\S+)$/m.exec(read(c))?.[1]);
+    expect(new Set(pins).size).toBe(1);
+    const build = readFileSync(join(repoRoot, 'scripts/images/build.sh'), 'utf8');
+    expect(build).toMatch(/--build-arg "NODE_IMAGE=\$NODE_IMAGE" --build-arg "ENVOY_IMAGE=\$ENVOY_IMAGE"/);
+    expect(build).toMatch(/NODE_IMAGE="\$\(pinned /);
   });
 
-  it.each(['authz', 'embedder'] as const)("%s starts with the stack's own entrypoint", (c) => {
-    expect(execForms(read(c), 'ENTRYPOINT')).toEqual([[...ENTRYPOINTS[c]]]);
+  it.each(COMPONENTS)("%s runs as a numeric non-root user of 10000 or above, the pod's", (c) => {
+    const users = [...read(c).matchAll(/^USER\s+(\S+)/gm)].map((m) => m[1]!);
+    const last = users.at(-1)!;
+    expect(last).toMatch(/^[1-9]\d*:[1-9]\d*$/);
+    const [uid, gid] = last.split(':').map(Number) as [number, number];
+    expect(uid).toBeGreaterThanOrEqual(10_000);
+    const pod = find(parseObjects(renderOverlay('production')), 'Deployment', `ctg-${c}`).spec.template.spec;
+    expect(pod.securityContext).toMatchObject({ runAsUser: uid, runAsGroup: gid, fsGroup: gid });
+  });
+
+  it.each(['authz', 'embedder'] as const)("%s starts the stack's own entrypoint, compiled: node, no transpiler", (c) => {
+    const source = ENTRYPOINTS[c].at(-1)!;
+    expect(execForms(read(c), 'ENTRYPOINT')).toEqual([['node', source.replace(/\.ts$/, '.js')]]);
+    // build-service.mjs compiles exactly the entries of the image's build.json.
+    const build = JSON.parse(readFileSync(join(repoRoot, 'deploy', c, 'build.json'), 'utf8')) as { entries: string[] };
+    expect(build.entries).toContain(source);
+    expect(read(c)).toMatch(new RegExp(`^RUN node scripts/images/build-service\\.mjs deploy/${c}/build\\.json /out$`, 'm'));
     // Nothing in the Deployment overrides it.
     const deployment = find(parseObjects(renderOverlay('production')), 'Deployment', `ctg-${c}`);
     const container = deployment.spec.template.spec.containers[0];
@@ -78,8 +106,10 @@ describe('Containerfiles', () => {
     expect(envoy.args.slice(0, cmd!.length)).toEqual(cmd);
     expect(cmd).toEqual(expect.arrayContaining(['--disable-hot-restart']));
     const configPath = cmd![cmd!.indexOf('-c') + 1];
-    // The init container runs envoy/render.ts, whose renderer the stack module uses too, into that path.
-    expect(render.command).toEqual(['node', '--import', 'tsx', 'envoy/render.ts', configPath]);
+    // The init container runs envoy/render.ts compiled (an entry of the authz image), whose
+    // renderer the stack module uses too, into that path.
+    expect(render.command).toEqual(['node', 'envoy/render.js', configPath]);
+    expect(JSON.parse(readFileSync(join(repoRoot, 'deploy/authz/build.json'), 'utf8')).entries).toContain('envoy/render.ts');
     expect(render.image).toBe(
       find(parseObjects(renderOverlay('production')), 'Deployment', 'ctg-authz').spec.template.spec.containers[0].image,
     );

@@ -55,9 +55,12 @@ afterAll(async () => {
 /** Runs the init container's command here, with its settings; `overrides` stand in for the cluster. */
 function renderAsInitContainer(file: string, overrides: Record<string, string>): string {
   const settings = find(objects, 'ConfigMap', 'ctg-gateway-render-env').data!;
-  const [node, ...args] = renderContainer.command as string[];
+  const [node, script, ...args] = renderContainer.command as string[];
   expect(node).toBe('node');
-  execFileSync(process.execPath, [...args.slice(0, -1), file], {
+  // The image runs envoy/render.ts compiled to render.js (test/images/pod.check.ts runs the
+  // image itself); here the same module runs from its source.
+  expect(script).toBe('envoy/render.js');
+  execFileSync(process.execPath, ['--import', 'tsx', script!.replace(/\.js$/, '.ts'), ...args.slice(0, -1), file], {
     cwd: repoRoot,
     stdio: 'pipe',
     env: {
@@ -193,6 +196,53 @@ describe('the gateway pod', () => {
     expect(Number(minSeconds)).toBeGreaterThanOrEqual(10);
     expect(Date.now() - hookStart).toBeGreaterThanOrEqual(Number(minSeconds) * 1000);
     agent.destroy();
+  });
+
+  it("Envoy's stats listener, the port Prometheus scrapes, serves GET /stats/prometheus and nothing else of the admin interface", async () => {
+    const statsPort = Number(find(objects, 'ConfigMap', 'ctg-gateway-render-env').data!.ENVOY_STATS_PORT);
+    const declared = envoyContainer.ports.find((p: any) => p.name === 'stats');
+    expect(declared).toEqual({ name: 'stats', containerPort: statsPort, protocol: 'TCP' });
+    const [gatewayPort, adminPort, port] = [await freePort(), await freePort(), await freePort()];
+    const file = join(dirs.dir, 'stats.yaml');
+    renderAsInitContainer(file, {
+      AUTHZ_HOST: '127.0.0.1',
+      EMBEDDER_HOST: '127.0.0.1',
+      GATEWAY_PORT: String(gatewayPort),
+      ENVOY_ADMIN_PORT: String(adminPort),
+      ENVOY_STATS_PORT: String(port),
+    });
+    const envoy = startProcess({
+      name: 'envoy-stats',
+      command: envoyBinary(),
+      args: [...podArgs(file), '--base-id', String(gatewayPort)],
+      env: {},
+      logFile: join(dirs.logDir, 'envoy-stats.log'),
+    });
+    processes.push(envoy);
+    await waitFor('Envoy to be LIVE', async () => (await fetch(`http://127.0.0.1:${adminPort}/ready`)).ok, 30_000, [envoy]);
+    const res = await fetch(`http://127.0.0.1:${port}/stats/prometheus`);
+    expect(res.status).toBe(200);
+    // The series deploy/prometheus/alerts.yml reads, zero-valued counters included.
+    const text = await res.text();
+    expect(text).toMatch(/^envoy_http_downstream_rq_total\{envoy_http_conn_manager_prefix="gateway"\} \d+$/m);
+    expect(text).toMatch(/^envoy_http_ext_authz_error\{envoy_http_conn_manager_prefix="gateway"\} 0$/m);
+    // The admin interface's other pages, other methods and path tricks: 404 from the listener itself.
+    for (const [method, path] of [
+      ['GET', '/config_dump'],
+      ['GET', '/stats'],
+      ['GET', '/clusters'],
+      ['POST', '/quitquitquit'],
+      ['POST', '/drain_listeners'],
+      ['POST', '/stats/prometheus'],
+      ['GET', '/stats/prometheus/../config_dump'],
+      ['GET', '//config_dump'],
+    ] as const) {
+      const other = await fetch(`http://127.0.0.1:${port}${path}`, { method });
+      expect(other.status, `${method} ${path}`).toBe(404);
+      expect(await other.text(), `${method} ${path}`).not.toMatch(/envoy_|"configs"|cluster/);
+    }
+    // Envoy is still running (no /quitquitquit got through).
+    expect((await fetch(`http://127.0.0.1:${adminPort}/ready`)).ok).toBe(true);
   });
 
   it('the preStop hook returns at once when Envoy is already gone', async () => {

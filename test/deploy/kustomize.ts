@@ -4,7 +4,7 @@
  * the tree, with the component added to the overlay as a user would add it.
  */
 import { execFileSync } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
@@ -68,6 +68,27 @@ function renderFresh(env: Environment, components: readonly string[]): string {
       join(copy, 'overlays', env, 'kustomization.yaml'),
       `components:\n${components.map((c) => `  - ../../components/${c}\n`).join('')}`,
     );
+    return kustomize(join(copy, 'overlays', env));
+  } finally {
+    rmSync(copy, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Renders an overlay from a temp copy of the tree after adding `files` to the overlay's folder
+ * and editing its kustomization.yaml with `edit`: what a platform team's patch makes of it.
+ */
+export function renderPatched(
+  env: Environment,
+  edit: (kustomization: string) => string,
+  files: Readonly<Record<string, string>> = {},
+): string {
+  const copy = mkdtempSync(join(tmpdir(), 'ctg-kustomize-'));
+  try {
+    cpSync(kubernetesDir, copy, { recursive: true });
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(copy, 'overlays', env, name), text);
+    const file = join(copy, 'overlays', env, 'kustomization.yaml');
+    writeFileSync(file, edit(readFileSync(file, 'utf8')));
     return kustomize(join(copy, 'overlays', env));
   } finally {
     rmSync(copy, { recursive: true, force: true });

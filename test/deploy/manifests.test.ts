@@ -6,17 +6,30 @@
  * reaching authz and the embedder, drain times consistent with the components' own).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
 import { settlementAclRules } from '../../contract/redis/settlement-keys.js';
 import { repoRoot } from '../support/stack.js';
-import { ENVIRONMENTS, find, parseObjects, podSpecs, renderOverlay, tool, type Environment, type K8sObject } from './kustomize.js';
+import { pinImages } from '../../scripts/images/pin-overlay.js';
+import {
+  ENVIRONMENTS,
+  find,
+  kustomize,
+  parseObjects,
+  podSpecs,
+  renderOverlay,
+  renderPatched,
+  tool,
+  type Environment,
+  type K8sObject,
+} from './kustomize.js';
 
 const rendered: Record<string, string> = {};
 const objects = (env: Environment): K8sObject[] => parseObjects(rendered[env]!);
-const VARIANTS = [['istio'], ['model-volume'], ['redis-sentinel']] as const;
+const VARIANTS = [['istio'], ['model-volume'], ['redis-sentinel'], ['queue-autoscaling']] as const;
 
 beforeAll(() => {
   for (const env of ENVIRONMENTS) {
@@ -80,8 +93,11 @@ describe('rendering and schemas', () => {
       `Namespace/ctg-${env}`,
       'NetworkPolicy/ctg-authz',
       'NetworkPolicy/ctg-default-deny',
+      'NetworkPolicy/ctg-dns-egress',
       'NetworkPolicy/ctg-embedder',
       'NetworkPolicy/ctg-gateway',
+      'NetworkPolicy/ctg-otlp-egress',
+      'NetworkPolicy/ctg-redis-egress',
       'PodDisruptionBudget/ctg-authz',
       'PodDisruptionBudget/ctg-embedder',
       'PodDisruptionBudget/ctg-gateway',
@@ -106,6 +122,8 @@ describe('rendering and schemas', () => {
     'production+model-volume',
     'staging+redis-sentinel',
     'production+redis-sentinel',
+    'staging+queue-autoscaling',
+    'production+queue-autoscaling',
   ];
   let validation: ReturnType<typeof validateAll>;
   beforeAll(() => {
@@ -183,10 +201,10 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     }
   });
 
-  it('every image is pinned to a registry path and a version tag', () => {
+  it('every image is pinned to a registry path, a version tag and a digest', () => {
     for (const { owner, pod } of all()) {
       for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
-        expect(c.image, `${owner}/${c.name}`).toMatch(/^[a-z0-9.-]+(\/[a-z0-9._-]+)+:\d+\.\d+\.\d+[a-z0-9.-]*$/);
+        expect(c.image, `${owner}/${c.name}`).toMatch(/^[a-z0-9.-]+(\/[a-z0-9._-]+)+:\d+\.\d+\.\d+[a-z0-9.-]*@sha256:[0-9a-f]{64}$/);
       }
     }
   });
@@ -318,13 +336,9 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
       { from: [prometheus], ports: [{ port: 8081, protocol: 'TCP' }] },
     ]);
     for (const name of ['ctg-authz', 'ctg-embedder']) expect(find(objs, 'Service', name).spec.type).toBe('ClusterIP');
-    // The embedder's egress: Redis, an OTLP collector, and DNS; not authz (it settles on Redis).
-    const egress = find(objs, 'NetworkPolicy', 'ctg-embedder').spec.egress;
-    const ports = egress.flatMap((rule: any) => {
-      expect(rule.to).toBeUndefined();
-      return rule.ports.map((p: any) => p.port);
-    });
-    expect(ports.sort()).toEqual([26379, 4318, 53, 53, 6379].sort());
+    // What authz and the embedder may reach is in the shared egress policies
+    // (network-policies.test.ts): their own policies open nothing outwards.
+    for (const name of ['ctg-authz', 'ctg-embedder']) expect(find(objs, 'NetworkPolicy', name).spec.policyTypes).toEqual(['Ingress']);
     expect(objs.filter((o) => o.kind === 'Service' && (o.spec.type ?? 'ClusterIP') !== 'ClusterIP').map((o) => o.metadata.name)).toEqual([
       'ctg-gateway',
     ]);
@@ -359,6 +373,86 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     const graceMs = Number(/SHUTDOWN_GRACE_MS = ([\d_]+)/.exec(main)![1]!.replace(/_/g, ''));
     const az = pod('ctg-authz');
     expect(az.terminationGracePeriodSeconds).toBeGreaterThan(az.containers[0].lifecycle.preStop.sleep.seconds + graceMs / 1000);
+  });
+});
+
+/** Every container of every workload in a rendered stream, init containers included. */
+function containersOf(text: string): { owner: string; pod: any; c: any }[] {
+  return parseObjects(text)
+    .filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet')
+    .flatMap((o) => {
+      const pod = o.spec.template.spec;
+      return [...pod.containers, ...(pod.initContainers ?? [])].map((c: any) => ({ owner: o.metadata.name, pod, c }));
+    });
+}
+
+describe("checkov's Kubernetes findings, encoded (CKV_K8S_43 digest, CKV_K8S_15 pull policy, CKV_K8S_40 high UID)", () => {
+  const STREAMS = ['', '+istio', '+model-volume', '+redis-sentinel', '+queue-autoscaling'].flatMap((v) =>
+    ENVIRONMENTS.map((e) => `${e}${v}`),
+  );
+
+  it.each(STREAMS)('%s: every image by digest, pulled only when not present, by a user of 10000 or above', (name) => {
+    const findings: string[] = [];
+    for (const { owner, pod, c } of containersOf(rendered[name]!)) {
+      const where = `${owner}/${c.name}`;
+      if (!/@sha256:[0-9a-f]{64}$/.test(c.image)) findings.push(`${where}: CKV_K8S_43 image ${c.image} has no digest`);
+      // With a digest, the image cannot change under its name: IfNotPresent is exact and spares the registry.
+      if (c.imagePullPolicy !== 'IfNotPresent') findings.push(`${where}: imagePullPolicy ${c.imagePullPolicy}`);
+      const uid = c.securityContext?.runAsUser ?? pod.securityContext?.runAsUser;
+      const gid = c.securityContext?.runAsGroup ?? pod.securityContext?.runAsGroup;
+      if (!(uid >= 10_000) || !(gid >= 10_000)) findings.push(`${where}: CKV_K8S_40 runs as ${uid}:${gid}`);
+      if (!(pod.securityContext?.fsGroup >= 10_000)) findings.push(`${where}: fsGroup ${pod.securityContext?.fsGroup}`);
+    }
+    expect(findings).toEqual([]);
+  });
+
+  it('the check is live: a tag without a digest, a low UID and no pull policy are each found', () => {
+    const text = rendered.staging!.replace(/@sha256:0{64}/, '').replace('runAsUser: 10001', 'runAsUser: 1000');
+    const bad = containersOf(text.replace(/^ *imagePullPolicy: IfNotPresent\n/m, ''));
+    expect(bad.some(({ c }) => !c.image.includes('@sha256:'))).toBe(true);
+    expect(bad.some(({ pod }) => pod.securityContext.runAsUser === 1000)).toBe(true);
+    expect(bad.some(({ c }) => c.imagePullPolicy === undefined)).toBe(true);
+  });
+
+  it('scripts/images/pin-overlay.ts writes tag and digest into an overlay, and the render names the image by both', () => {
+    const digest = `sha256:${'ab'.repeat(32)}`;
+    const kustomization = readFileSync(join(repoRoot, 'deploy/kubernetes/overlays/staging/kustomization.yaml'), 'utf8');
+    const pinned = pinImages(kustomization, { 'ctg-authz': `registry.internal:5000/team/authz:0.2.0@${digest}` });
+    const objs = parseObjects(renderPatched('staging', () => pinned));
+    expect(find(objs, 'Deployment', 'ctg-authz').spec.template.spec.containers[0].image).toBe(
+      `registry.internal:5000/team/authz:0.2.0@${digest}`,
+    );
+    // The comments stay (the file is the platform team's), and a reference without a digest is refused.
+    expect(pinned).toContain('# Every image by tag and digest');
+    expect(() => pinImages(kustomization, { 'ctg-authz': 'registry.internal/team/authz:0.2.0' })).toThrow(/@sha256/);
+    expect(() => pinImages(kustomization, { 'ctg-nothing': `r.io/x/y:1@${digest}` })).toThrow(/no ctg-nothing/);
+  });
+
+  it("deploy/README.md's pin-overlay command, run as written on a copy of the overlay, pins all three images", () => {
+    const readme = readFileSync(join(repoRoot, 'deploy/README.md'), 'utf8');
+    const command = /```sh\n\s*(npx tsx scripts\/images\/pin-overlay\.ts[\s\S]*?)```/.exec(readme)?.[1];
+    expect(command, 'deploy/README.md shows the pin-overlay command').toBeDefined();
+    const copy = mkdtempSync(join(tmpdir(), 'ctg-pin-'));
+    try {
+      cpSync(join(repoRoot, 'deploy/kubernetes'), copy, { recursive: true });
+      const digest = `sha256:${'cd'.repeat(32)}`;
+      const script = command!.replaceAll('deploy/kubernetes/', `${copy}/`).replaceAll('sha256:<digest>', digest);
+      const run = spawnSync('bash', ['-c', script], { cwd: repoRoot, encoding: 'utf8' });
+      expect(run.status, run.stderr).toBe(0);
+      const images = parseObjects(kustomize(join(copy, 'overlays/staging')))
+        .filter((o) => o.kind === 'Deployment')
+        .flatMap((o) => o.spec.template.spec.containers.map((c: any) => c.image))
+        .sort();
+      expect(images).toEqual(
+        [
+          `registry.example.org/ctg/authz:0.1.0@${digest}`,
+          `registry.example.org/ctg/embedder:0.1.0-minilm@${digest}`,
+          `registry.example.org/ctg/gateway:0.1.0@${digest}`,
+        ].sort(),
+      );
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
   });
 });
 
@@ -420,7 +514,7 @@ describe('variants', () => {
           runAsNonRoot: true,
           capabilities: { drop: ['ALL'] },
         });
-        expect(c.image, c.name).toMatch(/^docker\.io\/library\/redis:\d+\.\d+\.\d+-bookworm$/);
+        expect(c.image, c.name).toMatch(/^docker\.io\/library\/redis:\d+\.\d+\.\d+-bookworm@sha256:[0-9a-f]{64}$/);
         expect(c.resources.limits, c.name).toBeDefined();
         // No password in argv or env: files from the Secrets, REDISCLI_AUTH inside the probes.
         expect(JSON.stringify([c.command, c.args, c.env]), c.name).not.toMatch(/-a |--pass|PASSWORD=/);
@@ -475,10 +569,37 @@ describe('variants', () => {
     expect(printed.stdout.trim()).toBe(rules);
   });
 
+  it.each(ENVIRONMENTS)(
+    "%s with components/queue-autoscaling: the HPA scales on the embedder's queue (a Pods metric the adapter serves) beside CPU",
+    (env) => {
+      const hpa = find(parseObjects(rendered[`${env}+queue-autoscaling`]!), 'HorizontalPodAutoscaler', 'ctg-embedder').spec;
+      const base = find(objects(env), 'HorizontalPodAutoscaler', 'ctg-embedder').spec;
+      expect(hpa.metrics).toEqual([
+        ...base.metrics,
+        { type: 'Pods', pods: { metric: { name: 'embedder_queue_tokens' }, target: { type: 'AverageValue', averageValue: '8192' } } },
+      ]);
+      // Everything else (the overlay's min/max, the behaviour, the target) is the base's.
+      expect({ ...hpa, metrics: undefined }).toEqual({ ...base, metrics: undefined });
+      // The target: a few batches per pod, below what the queue holds before 503 overloaded.
+      const env_ = envOf(objects(env), 'ctg-embedder-env');
+      const target = Number(hpa.metrics[1].pods.target.averageValue);
+      expect(target).toBeGreaterThanOrEqual(Number(env_.BATCH_MAX_TOKENS));
+      expect(target).toBeLessThan(Number(env_.QUEUE_MAX_TOKENS) / 2);
+      // The adapter's rule serves exactly that name, per pod and namespace, from the gauge the embedder exports.
+      const values = parse(
+        readFileSync(join(repoRoot, 'deploy/kubernetes/components/queue-autoscaling/prometheus-adapter-values.yaml'), 'utf8'),
+      );
+      const rule = values.rules.custom.find((r: any) => r.name.as === 'embedder_queue_tokens');
+      expect(rule.seriesQuery).toMatch(/^embedder_queue_tokens\{/);
+      expect(rule.resources.overrides).toEqual({ namespace: { resource: 'namespace' }, pod: { resource: 'pod' } });
+      expect(readFileSync(join(repoRoot, 'embedder/src/telemetry/metrics.ts'), 'utf8')).toContain("name: 'embedder_queue_tokens'");
+    },
+  );
+
   it.each(ENVIRONMENTS)('%s with components/model-volume: the model-less image, the model read-only from the claim', (env) => {
     const pod = find(parseObjects(rendered[`${env}+model-volume`]!), 'Deployment', 'ctg-embedder').spec.template.spec;
     const c = pod.containers[0];
-    expect(c.image).toMatch(/^registry\.example\.org\/ctg\/embedder:\d+\.\d+\.\d+$/);
+    expect(c.image).toMatch(/^registry\.example\.org\/ctg\/embedder:\d+\.\d+\.\d+@sha256:[0-9a-f]{64}$/);
     expect(c.volumeMounts).toContainEqual({ name: 'models', mountPath: '/models', readOnly: true });
     expect(pod.volumes).toContainEqual({ name: 'models', persistentVolumeClaim: { claimName: 'ctg-models', readOnly: true } });
     expect(envOf(parseObjects(rendered[`${env}+model-volume`]!), 'ctg-embedder-env').MODEL_DIR).toBe('/models/default');

@@ -9,7 +9,7 @@
  * keyless request is 401; straight to the embedder container (no gateway, forged identity
  * headers), the request is refused.
  */
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -17,14 +17,39 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDENTITY_HEADERS as HEADERS } from '../../contract/headers.js';
 import { settlementAclRules } from '../../contract/redis/settlement-keys.js';
-import { find, parseObjects, renderOverlay, type K8sObject } from '../deploy/kustomize.js';
-import { makeStackDir, removeStackDir, repoRoot, type StackDir } from '../support/stack.js';
+import { localImage } from '../../scripts/images/image-tag.js';
+import { pinImages } from '../../scripts/images/pin-overlay.js';
+import { find, parseObjects, renderPatched, type K8sObject } from '../deploy/kustomize.js';
+import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
 import { waitFor } from '../support/process.js';
-import { PodNetwork, podman, type ContainerSpec } from './podman.js';
+import { type ContainerSpec, PodNetwork, podman, runAdminCli } from './podman.js';
 
-const IMAGES = { authz: 'localhost/ctg-authz:test', embedder: 'localhost/ctg-embedder:test', gateway: 'localhost/ctg-gateway:test' };
+const IMAGES = { authz: localImage('authz'), embedder: localImage('embedder'), gateway: localImage('gateway') };
 const REDIS_IMAGE = 'localhost/ctg-test-redis:bookworm';
-const objects = parseObjects(renderOverlay('staging'));
+const ADMIN_IMAGE = localImage('admin');
+
+/** The image by tag and the digest podman has for it, as a registry's push would give them. */
+function pinnedRef(image: string): string {
+  try {
+    return `${image}@${podman(['image', 'inspect', '--format', '{{.Digest}}', image]).trim()}`;
+  } catch {
+    throw new Error(`${image}: run scripts/images/build.sh first`);
+  }
+}
+/**
+ * The staging overlay pinned to the images just built, by digest, as scripts/images/pin-overlay.ts
+ * pins it for a registry (deploy/README.md → Images → Pinning): every container below runs the
+ * image reference the rendered manifests name.
+ */
+const objects = parseObjects(
+  renderPatched('staging', (kustomization) =>
+    pinImages(kustomization, {
+      'ctg-authz': pinnedRef(IMAGES.authz),
+      'ctg-embedder': pinnedRef(IMAGES.embedder),
+      'ctg-gateway': pinnedRef(IMAGES.gateway),
+    }),
+  ),
+);
 const podOf = (name: string) => find(objects, 'Deployment', name).spec.template.spec;
 const envOf = (configMap: string) => ({ ...find(objects, 'ConfigMap', configMap).data });
 /** The Service names that select a Deployment's pods: the DNS aliases its containers get. */
@@ -110,24 +135,34 @@ function redisCli(password: string, ...args: string[]): string {
 }
 
 /**
- * The admin CLI as a one-off container on the namespace's network, with authz's settings and
- * Secrets (the Redis URL, the key-hash secret). Until the admin service ships its own image, it
- * runs on the authz image with the repository's admin/ folder mounted read-only. The CLI appends
- * every change to the audit trail, keyed by a secret kept out of Redis and checkpointed to a
- * file outside it (docs/console.md): the test hands it both, the checkpoints in a host folder
- * that outlives each run.
+ * The admin CLI as an administrator runs it in the cluster: the admin image, with the Redis URL
+ * and key-hash secret authz has (the same Secrets) and the audit trail's secret. It appends every
+ * change to the audit trail, checkpointed to a file outside Redis (docs/console.md): the test
+ * hands it a host folder that outlives each run, as a volume would.
  */
-const AUDIT_SECRET = randomBytes(24).toString('hex');
-let adminSpec: ContainerSpec;
-let adminRuns = 0;
+let adminSpec: Omit<ContainerSpec, 'name' | 'args' | 'entrypoint'>;
+/** The admin image's user (deploy/admin/Containerfile). */
+const ADMIN_UID = 10005;
+
+/** authz's Secret files, readable by the admin image's user (the kubelet's fsGroup does this in a pod). */
+function adminMounts(authzMounts: Record<string, string>): Record<string, string> {
+  const mounts: Record<string, string> = {};
+  for (const [host, path] of Object.entries(authzMounts)) {
+    const copy = `${host}-admin`;
+    cpSync(host, copy, { recursive: true });
+    for (const name of readdirSync(copy)) chownSync(join(copy, name), ADMIN_UID, ADMIN_UID);
+    chownSync(copy, ADMIN_UID, ADMIN_UID);
+    mounts[copy] = path;
+  }
+  return mounts;
+}
 
 function admin(args: readonly string[]): string {
-  adminRuns += 1;
-  return net.output({ ...adminSpec, name: `admin-cli-${adminRuns}`, args });
+  return runAdminCli(net, adminSpec, args);
 }
 
 beforeAll(async () => {
-  for (const image of [...Object.values(IMAGES), REDIS_IMAGE]) {
+  for (const image of [...Object.values(IMAGES), ADMIN_IMAGE, REDIS_IMAGE]) {
     expect(() => podman(['image', 'exists', image]), `${image}: run scripts/images/build.sh first`).not.toThrow();
   }
   dirs = makeStackDir();
@@ -137,7 +172,8 @@ beforeAll(async () => {
   net.run({
     name: 'redis',
     image: REDIS_IMAGE,
-    user: '999:999',
+    // Stands in for the platform's Redis; the uid the Redis component runs as (10,000 or above).
+    user: '10004:10004',
     aliases: ['redis'],
     args: ['--requirepass', password, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
   });
@@ -181,32 +217,30 @@ beforeAll(async () => {
   // authz: its ConfigMap and its Secret volumes (REDIS_URL_FILE, the key-hash secret).
   const authzPod = podOf('ctg-authz');
   const authzMounts = secretMounts(authzPod, 'authz', secrets);
-  const auditDir = join(files, 'admin-audit');
-  mkdirSync(auditDir);
-  chownSync(auditDir, authzPod.securityContext.runAsUser as number, authzPod.securityContext.runAsGroup as number);
-  adminSpec = {
-    name: 'admin-cli',
-    image: IMAGES.authz,
-    user: userOf(authzPod),
-    env: { ...envOf('ctg-authz-env'), AUDIT_SECRET, AUDIT_ANCHOR_FILE: '/audit/anchor.jsonl' },
-    mounts: { ...authzMounts, [join(repoRoot, 'admin')]: '/app/admin' },
-    writable: { [auditDir]: '/audit' },
-    entrypoint: ['node', '--import', 'tsx', 'admin/src/cli/main.ts'],
-  };
   authz = ['authz-a', 'authz-b'].map((name) =>
     net.run({
       name,
-      image: IMAGES.authz,
+      image: authzPod.containers[0].image,
       user: userOf(authzPod),
       env: envOf('ctg-authz-env'),
       mounts: authzMounts,
       aliases: servicesOf('ctg-authz'),
     }),
   );
+  const auditDir = join(files, 'admin-audit');
+  mkdirSync(auditDir);
+  chownSync(auditDir, ADMIN_UID, ADMIN_UID);
+  adminSpec = {
+    image: ADMIN_IMAGE,
+    user: `${ADMIN_UID}:${ADMIN_UID}`,
+    env: { ...envOf('ctg-authz-env'), AUDIT_SECRET: randomBytes(24).toString('hex'), AUDIT_ANCHOR_FILE: '/audit/anchor.jsonl' },
+    mounts: adminMounts(authzMounts),
+    writable: { [auditDir]: '/audit' },
+  };
   const embedderPod = podOf('ctg-embedder');
   const embedder = net.run({
     name: 'embedder',
-    image: IMAGES.embedder,
+    image: embedderPod.containers[0].image,
     user: userOf(embedderPod),
     env: embedderEnv,
     mounts: secretMounts(embedderPod, 'embedder', secrets),
@@ -225,7 +259,7 @@ beforeAll(async () => {
   const init = gatewayPod.initContainers[0];
   net.run({
     name: 'render-config',
-    image: IMAGES.authz,
+    image: init.image,
     user: userOf(gatewayPod),
     env: envOf('ctg-gateway-render-env'),
     once: true,
@@ -236,7 +270,7 @@ beforeAll(async () => {
   const envoy = gatewayPod.containers[0];
   const gateway = net.run({
     name: 'gateway',
-    image: IMAGES.gateway,
+    image: envoy.image,
     user: userOf(gatewayPod),
     args: envoy.args,
     publish: [8443],
@@ -280,17 +314,48 @@ const EMBED = JSON.stringify({ model: modelId, input: ['Patient denies chest pai
 
 describe('the images, run as the staging overlay runs them', () => {
   it("every container runs as its pod's non-root user on a read-only root filesystem", () => {
-    for (const [container, uid] of [
-      [authz[0]!, 1000],
-      [`${net.name}-embedder`, 1000],
-      [`${net.name}-gateway`, 101],
+    for (const [container, deployment] of [
+      [authz[0]!, 'ctg-authz'],
+      [`${net.name}-embedder`, 'ctg-embedder'],
+      [`${net.name}-gateway`, 'ctg-gateway'],
     ] as const) {
+      const uid = podOf(deployment).securityContext.runAsUser as number;
+      expect(uid, deployment).toBeGreaterThanOrEqual(10_000);
       expect(podman(['exec', container, 'id', '-u']).trim(), container).toBe(String(uid));
       expect(() => podman(['exec', container, 'bash', '-c', 'echo x > /app/x || echo x > /x']), container).toThrow(/Read-only file system/);
     }
-    // The images themselves declare a numeric non-root user (Kubernetes' runAsNonRoot check).
-    for (const image of Object.values(IMAGES))
-      expect(podman(['image', 'inspect', '--format', '{{.Config.User}}', image]).trim()).toMatch(/^[1-9]\d*:[1-9]\d*$/);
+    // The images themselves declare the same numeric non-root user (Kubernetes' runAsNonRoot check).
+    for (const [name, image] of Object.entries(IMAGES))
+      expect(podman(['image', 'inspect', '--format', '{{.Config.User}}', image]).trim()).toBe(userOf(podOf(`ctg-${name}`)));
+  });
+
+  it('every container runs the image the pinned manifests name, by tag and digest', () => {
+    for (const [container, deployment] of [
+      [authz[0]!, 'ctg-authz'],
+      [`${net.name}-embedder`, 'ctg-embedder'],
+      [`${net.name}-gateway`, 'ctg-gateway'],
+    ] as const) {
+      const named = podOf(deployment).containers[0].image as string;
+      expect(named).toMatch(/^localhost\/ctg-[a-z]+:[\w.-]+@sha256:[0-9a-f]{64}$/);
+      // podman records a reference with both as the digest alone: the image that ran is that one.
+      expect(podman(['inspect', '--format', '{{.ImageName}}', container]).trim()).toBe(named.replace(/:[\w.-]+@/, '@'));
+    }
+  });
+
+  it("each image carries only what its process runs: compiled JavaScript, its own packages, this platform's binaries", () => {
+    const inImage = (image: string, script: string) =>
+      podman(['run', '--rm', '--pull=never', '--entrypoint', 'bash', image, '-c', script]).trim().split('\n').filter(Boolean);
+    for (const image of [IMAGES.authz, IMAGES.embedder]) {
+      // No TypeScript to transpile at start, no transpiler, no compiler.
+      expect(inImage(image, "cd /app && find . -name '*.ts' ! -name '*.d.ts' -not -path './node_modules/*'"), image).toEqual([]);
+      expect(inImage(image, 'cd /app/node_modules && ls -d tsx esbuild typescript 2>/dev/null || true'), image).toEqual([]);
+    }
+    // authz never loads the model: no ONNX Runtime (288 MB) in its image.
+    expect(inImage(IMAGES.authz, 'ls -d /app/node_modules/onnxruntime-* 2>/dev/null || true')).toEqual([]);
+    // The embedder's ONNX Runtime: this platform's binaries only (not darwin, win32 or the other arch).
+    expect(inImage(IMAGES.embedder, 'cd /app/node_modules/onnxruntime-node/bin && ls -d napi-v*/*/*')).toEqual([
+      `napi-v6/linux/${process.arch}`,
+    ]);
   });
 
   it('an embedding through the containerised Envoy is 200, and its usage is recorded', async () => {

@@ -125,3 +125,24 @@ export class PodNetwork {
     }
   }
 }
+
+/** The admin CLI in the admin image (deploy/admin/build.json), compiled. */
+const ADMIN_CLI = ['node', 'admin/src/cli/main.js'];
+let adminRuns = 0;
+
+/**
+ * The admin CLI as a one-off container of the admin image on `net`, restricted as every pod is,
+ * with `spec`'s settings and Secrets. A CLI that could not connect wrote nothing, so it is run
+ * again, twice at most: on 2 shared cores busy with other builds its connection once took past
+ * its 8 s wait (2 of 6 runs). Any other failure fails at once.
+ */
+export function runAdminCli(net: PodNetwork, spec: Omit<ContainerSpec, 'name' | 'args' | 'entrypoint'>, args: readonly string[]): string {
+  for (let attempt = 1; ; attempt++) {
+    adminRuns += 1;
+    try {
+      return net.output({ ...spec, name: `admin-cli-${adminRuns}`, entrypoint: ADMIN_CLI, args });
+    } catch (error) {
+      if (attempt === 3 || !/redis unavailable: not connected after/.test((error as Error).message)) throw error;
+    }
+  }
+}

@@ -26,9 +26,13 @@ export interface RunnerOptions {
   readonly onFatal?: (err: Error) => void;
 }
 
-// Tests (vitest) and `npm run embedder` (tsx) both run TypeScript without a build step, but a
-// worker starts with a bare loader; tsx's API loads the TypeScript entry inside it.
-const BOOTSTRAP = `
+// Tests (vitest) and `npm run embedder` (tsx) run TypeScript without a build step, but a worker
+// starts with a bare loader: tsx's API loads the TypeScript entry inside it. The images run the
+// compiled JavaScript (scripts/images/build-service.mjs), whose worker.js node imports itself.
+const COMPILED = import.meta.url.endsWith('.js');
+const BOOTSTRAP = COMPILED
+  ? `import(require('node:worker_threads').workerData.entry);`
+  : `
 const { workerData } = require('node:worker_threads');
 import('tsx/esm/api').then((api) => api.tsImport(workerData.entry, workerData.entry));
 `;
@@ -36,7 +40,7 @@ import('tsx/esm/api').then((api) => api.tsImport(workerData.entry, workerData.en
 /** Starts the model worker for `options.modelDir`. */
 export function startModelRunner(options: RunnerOptions): ModelRunner {
   const setup: WorkerSetup & { entry: string } = {
-    entry: new URL('./worker.ts', import.meta.url).href,
+    entry: new URL(COMPILED ? './worker.js' : './worker.ts', import.meta.url).href,
     modelPath: join(options.modelDir, 'model.onnx'),
     threads: options.threads,
     outDimensions: options.outDimensions,
