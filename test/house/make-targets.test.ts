@@ -60,9 +60,18 @@ function readmeTargets(): string[] {
   return [...new Set(rows.flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`make ([a-z-]+)`/g)].map((m) => m[1]!)))];
 }
 
+/**
+ * `make help` as a user types it. Under `make test` the parent's MAKEFLAGS and MAKELEVEL would make
+ * this make print "Entering directory" lines a user never sees, so they are left out.
+ */
+function makeHelp() {
+  const { MAKEFLAGS: _flags, MAKELEVEL: _level, MFLAGS: _mflags, ...env } = process.env;
+  return spawnSync('make', ['help'], { cwd: repoRoot, encoding: 'utf8', env });
+}
+
 describe('the README make targets', () => {
   it('make help lists every target, and the README table names each of them', () => {
-    const result = spawnSync('make', ['help'], { cwd: repoRoot, encoding: 'utf8' });
+    const result = makeHelp();
     expect(result.status, result.stderr).toBe(0);
     const listed = [...result.stdout.matchAll(/^ {2}make ([a-z-]+)\s/gm)].map((m) => m[1]!);
     const promised = readmeTargets();
@@ -71,7 +80,7 @@ describe('the README make targets', () => {
   });
 
   it('make help aligns every description, however long the target name', () => {
-    const lines = spawnSync('make', ['help'], { cwd: repoRoot, encoding: 'utf8' }).stdout.trimEnd().split('\n');
+    const lines = makeHelp().stdout.trimEnd().split('\n');
     const columns = lines.map((line) => /^ {2}make [a-z-]+ +/.exec(line)?.[0].length);
     expect(columns.every((c) => c !== undefined)).toBe(true);
     // One column for all, past the longest name (test-clients, test-litellm), with two spaces before it.
@@ -81,7 +90,7 @@ describe('the README make targets', () => {
   });
 
   it("make help's install line names only what install installs (no certificates: each stack makes its own)", () => {
-    const line = spawnSync('make', ['help'], { cwd: repoRoot, encoding: 'utf8' })
+    const line = makeHelp()
       .stdout.split('\n')
       .find((l) => /^ {2}make install /.test(l))!;
     const script = readFileSync(join(repoRoot, 'scripts/stack/install.sh'), 'utf8');
