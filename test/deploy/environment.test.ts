@@ -199,6 +199,17 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     expect(result('admin', 'ctg-admin')).toBeUndefined();
   });
 
+  it("without Secret ctg-admin-oidc (an optional volume: its folder is empty) admin's reader stops, naming the client secret's file", () => {
+    const volume = workload(objects, 'ctg-admin').spec.template.spec.volumes.find((v: any) => v.secret?.secretName === 'ctg-admin-oidc');
+    expect(volume.secret.optional).toBe(true);
+    const given = withSecretFiles(containerEnv(objects, containerOf(objects, 'ctg-admin', 'admin')));
+    const { error } = recordReads((env) => loadAdminConfig(env), {
+      ...given,
+      OIDC_CLIENT_SECRET_FILE: join(standIns, 'absent/client-secret'),
+    });
+    expect(String(error)).toMatch(/OIDC_CLIENT_SECRET_FILE: .* does not exist/);
+  });
+
   it('containers that run no config reader get no environment', () => {
     const envoy = containerOf(objects, 'ctg-gateway', 'envoy');
     expect(envoy.env).toBeUndefined();

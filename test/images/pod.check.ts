@@ -418,6 +418,10 @@ describe('the admin service, run as the staging overlay runs it', () => {
     expect(mine.find((r) => r.action === 'session.create')!.detail).toMatchObject({ via: 'oidc' });
     // The refused change is on record too, with who tried.
     expect(mine.map((r) => r.action)).toContain('access.csrf_rejected');
+    // The first owner was made by the CLI before anyone could sign in: named for the pod's user.
+    expect(body.records).toContainEqual(
+      expect.objectContaining({ actor: 'bootstrap:ctg-admin', action: 'admin.create', target: `admin:${owner.name}` }),
+    );
     // The checkpoints: one signed line per record, on the claim's folder (the root is read-only).
     const anchor = envOf('ctg-admin-env').AUDIT_ANCHOR_FILE!;
     const lines = readFileSync(join(auditClaim, basename(anchor)), 'utf8')
