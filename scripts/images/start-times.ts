@@ -6,6 +6,7 @@
  *   render    the gateway's init container (envoy/render.js, authz image) has exited
  *   authz     authz accepts a TCP connection on its gRPC port
  *   embedder  the embedder answers GET /health (listening; the model loads after)
+ *   admin     the admin service answers GET /health (it listens once Redis answered)
  * Each is a process start plus its module loading, so the difference between two builds is what
  * the image runs at start (a TypeScript transpiler or compiled JavaScript). Beside each wall time,
  * the CPU time the container used until then (its cgroup's cpuacct.usage; the init container's
@@ -43,6 +44,8 @@ function writeSecrets(dir: string, redisPassword: string): void {
     'metrics-token/metrics-token': randomBytes(24).toString('hex'),
     'redis/url': `redis://:${redisPassword}@redis:6379`,
     'redis/password': redisPassword,
+    'audit-secret/audit-secret': randomBytes(32).toString('hex'),
+    'admin-oidc/client-secret': randomBytes(24).toString('hex'),
   };
   for (const [path, content] of Object.entries(files)) {
     mkdirSync(join(dir, path, '..'), { recursive: true });
@@ -118,7 +121,14 @@ async function measure(net: string, secrets: string, run: number): Promise<Recor
   podman(...runArgs(net, embedder, envFile('embedder.env'), secrets), '-d', '--publish', '127.0.0.1::8081', image('embedder'));
   times.embedder = (await until('embedder', () => healthy(hostPort(embedder, 8081)))) - timeOf(embedder, 'StartedAt');
   times['embedder cpu'] = cpuMs(embedder);
-  podman('rm', '-f', '-t', '2', authz, embedder);
+
+  // The checkpoint volume (AUDIT_ANCHOR_FILE's folder): a tmpfs here, written only at an append.
+  const admin = name('admin');
+  const anchor = '/var/lib/ctg-admin/audit:rw,mode=1777';
+  podman(...runArgs(net, admin, envFile('admin.env'), secrets), '-d', '--tmpfs', anchor, '--publish', '127.0.0.1::9443', image('admin'));
+  times.admin = (await until('admin', () => healthy(hostPort(admin, 9443)))) - timeOf(admin, 'StartedAt');
+  times['admin cpu'] = cpuMs(admin);
+  podman('rm', '-f', '-t', '2', authz, embedder, admin);
   return times;
 }
 
@@ -134,7 +144,7 @@ async function main(): Promise<void> {
     podman('run', '-d', ...redis, 'localhost/ctg-test-redis:bookworm', '--requirepass', password, '--save', '');
     const rows: Record<string, number>[] = [];
     for (let run = 0; run < runs; run++) rows.push(await measure(net, secrets, run));
-    for (const what of ['render', 'render cpu', 'authz', 'authz cpu', 'embedder', 'embedder cpu']) {
+    for (const what of ['render', 'render cpu', 'authz', 'authz cpu', 'embedder', 'embedder cpu', 'admin', 'admin cpu']) {
       const values = rows.map((row) => row[what]!);
       const median = [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
       console.log(`${what.padEnd(12)} median ${median} ms  (runs: ${values.join(', ')} ms)`);

@@ -1,8 +1,8 @@
 /**
  * Single sign-on through a real OpenID Connect provider (the oidc-provider package, listening on
  * a port of its own) and the real admin server (listening, with openid-client doing discovery,
- * PKCE, state, nonce and the code exchange). A small cookie-keeping client walks the redirects
- * and submits the provider's own login and consent forms, as a browser would. A registered
+ * PKCE, state, nonce and the code exchange). A small cookie-keeping client (test/support/oidc-walker.ts)
+ * walks the redirects and submits the provider's own login and consent forms, as a browser would. A registered
  * administrator is signed in as themself; a stranger, an unverified e-mail and a replayed
  * callback are refused, audited, and never signed in.
  */
@@ -18,6 +18,7 @@ import { buildAdminServer } from '../../admin/src/http/server.js';
 import { createOperations, type Operations } from '../../admin/src/operations/operations.js';
 import type { Connection } from '../../admin/src/store/connection.js';
 import { TEST_MODEL, TEST_SECRET } from '../support/grpc-authz.js';
+import { OidcWalker } from '../support/oidc-walker.js';
 import { freePort } from '../support/process.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
 
@@ -87,67 +88,7 @@ afterAll(async () => {
   await connection?.close();
 });
 
-/** A browser reduced to what the flow needs: cookies per origin, redirects, and posting the provider's forms. */
-class Walker {
-  private readonly jar = new Map<string, Map<string, string>>();
-  readonly visited: string[] = [];
-
-  private cookies(url: URL): string {
-    return [...(this.jar.get(url.origin) ?? new Map()).entries()].map(([k, v]) => `${k}=${v}`).join('; ');
-  }
-
-  private keep(url: URL, response: Response): void {
-    const jar = this.jar.get(url.origin) ?? new Map<string, string>();
-    for (const line of response.headers.getSetCookie()) {
-      const [pair, ...attributes] = line.split(';');
-      const [name, ...value] = pair!.trim().split('=');
-      const expired = attributes.some((a) => /^\s*max-age=0\s*$/i.test(a)) || value.join('=') === '';
-      if (expired) jar.delete(name!);
-      else jar.set(name!, value.join('='));
-    }
-    this.jar.set(url.origin, jar);
-  }
-
-  cookie(origin: string, name: string): string | undefined {
-    return this.jar.get(origin)?.get(name);
-  }
-
-  /** Requests `url`, follows redirects and submits forms (login as `login`) until a page outside the provider. */
-  async walk(start: string, login: string): Promise<URL> {
-    let url = new URL(start);
-    let init: RequestInit = {};
-    for (let hop = 0; hop < 20; hop += 1) {
-      this.visited.push(url.href);
-      const response = await fetch(url, {
-        ...init,
-        redirect: 'manual',
-        headers: { ...(init.headers as Record<string, string>), cookie: this.cookies(url) },
-      });
-      this.keep(url, response);
-      init = {};
-      const location = response.headers.get('location');
-      if (response.status >= 300 && response.status < 400 && location) {
-        url = new URL(location, url);
-        if (url.origin === adminUrl && url.pathname === '/') return url;
-        continue;
-      }
-      const html = await response.text();
-      const form = /<form[^>]*action="([^"]+)"[^>]*method="post"/i.exec(html);
-      if (!form) throw new Error(`stuck at ${url.href} (${response.status}): ${html.slice(0, 200)}`);
-      const fields = new URLSearchParams();
-      for (const [, name, value] of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)"/g)) fields.set(name!, value!);
-      if (html.includes('name="login"')) {
-        fields.set('login', login);
-        fields.set('password', 'any');
-      }
-      url = new URL(form[1]!.replaceAll('&amp;', '&'), url);
-      init = { method: 'POST', body: fields, headers: { 'content-type': 'application/x-www-form-urlencoded' } };
-    }
-    throw new Error('too many hops');
-  }
-}
-
-async function sessionOf(walker: Walker): Promise<Response> {
+async function sessionOf(walker: OidcWalker): Promise<Response> {
   return fetch(`${adminUrl}/api/session`, { headers: { cookie: `ctg_admin=${walker.cookie(adminUrl, 'ctg_admin') ?? ''}` } });
 }
 
@@ -157,7 +98,7 @@ describe('single sign-on through OpenID Connect', () => {
   });
 
   it('signs a registered administrator in as themself, with PKCE, and audits it', async () => {
-    const walker = new Walker();
+    const walker = new OidcWalker(adminUrl);
     const landed = await walker.walk(`${adminUrl}/api/oidc/start`, 'Dana@Hospital.example');
     expect(landed.search).toBe('');
     const authorize = new URL(walker.visited.find((u) => u.includes('/auth?'))!);
@@ -180,7 +121,7 @@ describe('single sign-on through OpenID Connect', () => {
       ['stranger@elsewhere.example', 'not_an_administrator'],
       ['unverified:dana@hospital.example', 'no_verified_email'],
     ] as const) {
-      const walker = new Walker();
+      const walker = new OidcWalker(adminUrl);
       const landed = await walker.walk(`${adminUrl}/api/oidc/start`, login);
       expect(landed.searchParams.get('sign_in_error')).toBe(reason);
       expect((await sessionOf(walker)).status).toBe(401);
@@ -197,7 +138,7 @@ describe('single sign-on through OpenID Connect', () => {
   });
 
   it('refuses a replayed callback: the pending sign-in is used once', async () => {
-    const walker = new Walker();
+    const walker = new OidcWalker(adminUrl);
     await walker.walk(`${adminUrl}/api/oidc/start`, 'dana@hospital.example');
     const callback = walker.visited.find((u) => u.startsWith(`${adminUrl}/api/oidc/callback`))!;
     const again = await fetch(callback, { redirect: 'manual' });
@@ -211,11 +152,11 @@ describe('single sign-on through OpenID Connect', () => {
     for (let i = 0; i < 11; i += 1)
       statuses.push((await fetch(`${adminUrl}/api/orgs`, { headers: { authorization: `Bearer wrong-${i}` } })).status);
     expect(statuses.at(-1)).toBe(429);
-    const walker = new Walker();
+    const walker = new OidcWalker(adminUrl);
     const landed = await walker.walk(`${adminUrl}/api/oidc/start`, 'dana@hospital.example');
     expect(landed.search).toBe('');
     expect((await sessionOf(walker)).status).toBe(200);
-    const stranger = await new Walker().walk(`${adminUrl}/api/oidc/start`, 'mallory@elsewhere.example');
+    const stranger = await new OidcWalker(adminUrl).walk(`${adminUrl}/api/oidc/start`, 'mallory@elsewhere.example');
     expect(stranger.searchParams.get('sign_in_error')).toBe('too_many_attempts');
     // Recorded once the address passed the limit, not once per attempt after that.
     const { records } = await ops.auditRecent(30);

@@ -7,13 +7,15 @@
  * exposing the target port, and the NetworkPolicies must let the caller's pods reach it. An
  * `authz:9191` where the Service is `ctg-authz`, or a policy that shuts the embedder out of its
  * Sentinels, fails here; and only the gateway may reach authz (the embedder settles on Redis).
+ * admin's console is reached by the administrators' ingress controller only, never by the
+ * gateway or the mesh's ingress, and its identity provider's port is open to OIDC_CIDR.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { repoRoot } from '../support/stack.js';
-import { ENVIRONMENTS, find, kustomize, parseObjects, renderOverlay, type K8sObject } from './kustomize.js';
+import { ENVIRONMENTS, find, kustomize, parseObjects, renderOverlay, workload, type K8sObject } from './kustomize.js';
 
 type Labels = Record<string, string>;
 /** Who calls: its pod labels and its namespace's name. */
@@ -30,8 +32,27 @@ interface Target {
 
 const LISTEN = new Set(['0.0.0.0', '::', '']);
 const ISTIO_INGRESS: Caller = { name: 'istio ingress gateway', labels: { istio: 'ingressgateway' }, namespace: 'istio-system' };
+/** The administrators' way in: the ingress controller the ctg-admin policy names (ADMIN_INGRESS). */
+const ADMIN_INGRESS: Caller = {
+  name: 'ingress controller',
+  labels: { 'app.kubernetes.io/name': 'ingress-nginx' },
+  namespace: 'ingress-nginx',
+};
 
 const matches = (selector: Labels | undefined, labels: Labels) => Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
+
+/** Does a label selector (matchLabels and matchExpressions, as NetworkPolicies write them) select `labels`? */
+function selects(selector: any, labels: Labels): boolean {
+  const expressions = (selector?.matchExpressions ?? []) as { key: string; operator: string; values?: string[] }[];
+  return (
+    matches(selector?.matchLabels, labels) &&
+    expressions.every(({ key, operator, values = [] }) => {
+      if (operator === 'In') return values.includes(labels[key]!);
+      if (operator === 'NotIn') return !values.includes(labels[key]!);
+      return operator === 'Exists' ? key in labels : !(key in labels);
+    })
+  );
+}
 
 /** The addresses in one container's environment (listen addresses and empty values aside). */
 function addressesIn(env: Record<string, string>): { name: string; host: string; port: number }[] {
@@ -83,9 +104,9 @@ function admits(rules: any[] | undefined, peerKey: 'from' | 'to', peer: Caller, 
         // An address range is no pod selector: it admits no pod by its labels.
         if (p.ipBlock) return false;
         const ns = p.namespaceSelector
-          ? matches(p.namespaceSelector.matchLabels, { 'kubernetes.io/metadata.name': peer.namespace })
+          ? selects(p.namespaceSelector, { 'kubernetes.io/metadata.name': peer.namespace })
           : peer.namespace === namespace;
-        return ns && (!p.podSelector || matches(p.podSelector.matchLabels, peer.labels));
+        return ns && (!p.podSelector || selects(p.podSelector, peer.labels));
       });
     return portOk && peerOk;
   });
@@ -120,11 +141,11 @@ function problem(objects: readonly K8sObject[], namespace: string, caller: Calle
     const egressOk =
       caller.namespace !== namespace ||
       policies
-        .filter((p) => matches(p.spec.podSelector.matchLabels, caller.labels))
+        .filter((p) => selects(p.spec.podSelector, caller.labels))
         .some((p) => admits(p.spec.egress, 'to', { name: d.metadata.name, labels, namespace }, namespace, containerPort));
     if (!egressOk) return `${target.from}: no NetworkPolicy lets ${caller.name} out to ${d.metadata.name}:${containerPort}`;
     const ingressOk = policies
-      .filter((p) => matches(p.spec.podSelector.matchLabels, labels))
+      .filter((p) => selects(p.spec.podSelector, labels))
       .some((p) => admits(p.spec.ingress, 'from', caller, namespace, containerPort));
     if (!ingressOk) return `${target.from}: no NetworkPolicy lets ${caller.name} into ${d.metadata.name}:${containerPort}`;
   }
@@ -178,7 +199,7 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
   it('with components/redis-sentinel: authz and the embedder find every Sentinel by a pod name the StatefulSet creates, through the policies', () => {
     const objects = parseObjects(renderOverlay(env, ['redis-sentinel']));
     const all = callers(objects, namespace);
-    for (const who of ['ctg-authz/authz', 'ctg-embedder/embedder']) {
+    for (const who of ['ctg-authz/authz', 'ctg-embedder/embedder', 'ctg-admin/admin']) {
       const sentinels = all
         .filter((c) => c.caller.name === who)
         .flatMap((c) => c.targets.filter((t) => t.from.endsWith('REDIS_SENTINELS')));
@@ -197,11 +218,9 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     const prometheus: Caller = { name: 'prometheus', labels: { 'app.kubernetes.io/name': 'prometheus' }, namespace: 'monitoring' };
     const policies = objects.filter((o) => o.kind === 'NetworkPolicy');
     const reachable = (labels: Labels, port: number) =>
-      policies
-        .filter((p) => matches(p.spec.podSelector.matchLabels, labels))
-        .some((p) => admits(p.spec.ingress, 'from', prometheus, namespace, port));
+      policies.filter((p) => selects(p.spec.podSelector, labels)).some((p) => admits(p.spec.ingress, 'from', prometheus, namespace, port));
     const monitors = objects.filter((o) => o.kind === 'PodMonitor');
-    expect(monitors.map((m) => m.metadata.name).sort()).toEqual(['ctg-authz', 'ctg-embedder', 'ctg-gateway']);
+    expect(monitors.map((m) => m.metadata.name).sort()).toEqual(['ctg-admin', 'ctg-authz', 'ctg-embedder', 'ctg-gateway']);
     // Each sets the job label deploy/prometheus/alerts.yml selects on.
     const jobs = Object.fromEntries(
       monitors.map((m) => [
@@ -209,9 +228,12 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
         m.spec.podMetricsEndpoints.map((e: any) => e.relabelings?.find((r: any) => r.targetLabel === 'job')?.replacement),
       ]),
     );
-    expect(jobs).toEqual({ 'ctg-authz': ['authz'], 'ctg-embedder': ['embedder'], 'ctg-gateway': ['envoy'] });
+    expect(jobs).toEqual({ 'ctg-admin': ['admin'], 'ctg-authz': ['authz'], 'ctg-embedder': ['embedder'], 'ctg-gateway': ['envoy'] });
     const alerts = readFileSync(join(repoRoot, 'deploy/prometheus/alerts.yml'), 'utf8');
     for (const job of ['envoy', 'authz', 'embedder']) expect(alerts).toMatch(new RegExp(`job(=~?)"[^"]*\\b${job}\\b`));
+    // The budget alerts read admin's gauges, scraped as job "admin" (deploy/prometheus/alerts.test.yml).
+    expect(alerts).toMatch(/ctg_budget_organizations/);
+    expect(readFileSync(join(repoRoot, 'deploy/prometheus/alerts.test.yml'), 'utf8')).toMatch(/ctg_budget_organizations\{job="admin"/);
     // Envoy's stats: the listener's port (ENVOY_STATS_PORT), open to Prometheus only; no token.
     const gateway = find(objects, 'Deployment', 'ctg-gateway').spec.template;
     const statsPort = Number(find(objects, 'ConfigMap', 'ctg-gateway-render-env').data!.ENVOY_STATS_PORT);
@@ -225,10 +247,10 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     expect(gateway.spec.containers[0].ports).toContainEqual({ name: 'stats', containerPort: statsPort, protocol: 'TCP' });
     expect(reachable(gateway.metadata.labels, statsPort)).toBe(true);
     const stranger: Caller = { name: 'stranger', labels: { app: 'other' }, namespace: 'elsewhere' };
-    const gatewayPolicies = policies.filter((p) => matches(p.spec.podSelector.matchLabels, gateway.metadata.labels));
+    const gatewayPolicies = policies.filter((p) => selects(p.spec.podSelector, gateway.metadata.labels));
     expect(gatewayPolicies.some((p) => admits(p.spec.ingress, 'from', stranger, namespace, statsPort))).toBe(false);
-    for (const name of ['ctg-authz', 'ctg-embedder']) {
-      const template = find(objects, 'Deployment', name).spec.template;
+    for (const name of ['ctg-authz', 'ctg-embedder', 'ctg-admin']) {
+      const template = workload(objects, name).spec.template;
       const ports = template.spec.containers[0].ports as { name: string; containerPort: number }[];
       // The annotations' port, and each PodMonitor endpoint's named port.
       const annotated = Number(template.metadata.annotations['prometheus.io/port']);
@@ -254,6 +276,38 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     }
     // The gateway's Envoy admin (its stats) stays loopback-only: nothing scrapes it from outside.
     expect(reachable(find(objects, 'Deployment', 'ctg-gateway').spec.template.metadata.labels, 9901)).toBe(false);
+  });
+
+  it.each([[], ['istio']])(
+    "admin (components %j): the administrators' ingress reaches the console; the gateway, the mesh ingress and strangers do not",
+    (...components: string[]) => {
+      const objects = parseObjects(renderOverlay(env, components));
+      const console_ = { from: 'x', host: `ctg-admin.${namespace}.svc.cluster.local`, port: 9443 };
+      expect(problem(objects, namespace, ADMIN_INGRESS, console_)).toBeUndefined();
+      const gateway: Caller = { name: 'gateway', labels: { 'app.kubernetes.io/name': 'ctg-gateway' }, namespace };
+      const stranger: Caller = { name: 'stranger', labels: { app: 'other' }, namespace: 'elsewhere' };
+      for (const caller of [gateway, ISTIO_INGRESS, stranger])
+        expect(problem(objects, namespace, caller, console_), caller.name).toMatch(/no NetworkPolicy lets .* (out to|into) ctg-admin:9443/);
+      // Nor does anything in the namespace call it: no container is configured with its address.
+      const callersOfAdmin = callers(objects, namespace).flatMap((c) => c.targets.filter((t) => t.host.startsWith('ctg-admin')));
+      expect(callersOfAdmin).toEqual([]);
+    },
+  );
+
+  it("admin reaches its identity provider's port at OIDC_CIDR, and nothing else outside but Redis and DNS", () => {
+    const objects = parseObjects(renderOverlay(env));
+    const env_ = envOf(objects, workload(objects, 'ctg-admin').spec.template.spec.containers[0]);
+    const issuer = new URL(env_.OIDC_ISSUER!);
+    const port = Number(issuer.port || (issuer.protocol === 'https:' ? 443 : 80));
+    expect(issuer.protocol).toBe('https:');
+    const labels = workload(objects, 'ctg-admin').spec.template.metadata.labels as Labels;
+    const egress = objects
+      .filter((o) => o.kind === 'NetworkPolicy' && selects(o.spec.podSelector, labels))
+      .flatMap((p) => p.spec.egress ?? [])
+      .filter((rule: any) => rule.to?.some((peer: any) => peer.ipBlock));
+    expect(egress.some((rule: any) => rule.ports.some((p: any) => p.port === port))).toBe(true);
+    // Its ipBlock rules: the provider (:443) and Redis (:6379, :26379), nothing else.
+    expect(egress.flatMap((rule: any) => rule.ports.map((p: any) => p.port)).sort()).toEqual([26379, 443, 6379]);
   });
 
   it('the check is live: a wrong name, a wrong port and a missing policy are each reported', () => {

@@ -8,9 +8,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ENTRYPOINTS } from '../../scripts/stack/components.js';
 import { repoRoot } from '../support/stack.js';
-import { find, parseObjects, renderOverlay, tool } from './kustomize.js';
+import { find, parseObjects, renderOverlay, tool, workload } from './kustomize.js';
 
-const COMPONENTS = ['authz', 'embedder', 'gateway'] as const;
+const COMPONENTS = ['authz', 'embedder', 'gateway', 'admin'] as const;
 const containerfile = (c: string) => join(repoRoot, 'deploy', c, 'Containerfile');
 const read = (c: string) => readFileSync(containerfile(c), 'utf8');
 
@@ -64,7 +64,7 @@ describe('Containerfiles', () => {
   });
 
   it('every Node image builds FROM the same base (one pin to change), which the image test builds by digest', () => {
-    const pins = ['authz', 'embedder'].map((c) => /^ARG NODE_IMAGE=(\S+)$/m.exec(read(c))?.[1]);
+    const pins = ['authz', 'embedder', 'admin'].map((c) => /^ARG NODE_IMAGE=(\S+)$/m.exec(read(c))?.[1]);
     expect(new Set(pins).size).toBe(1);
     const build = readFileSync(join(repoRoot, 'scripts/images/build.sh'), 'utf8');
     expect(build).toMatch(/--build-arg "NODE_IMAGE=\$NODE_IMAGE" --build-arg "ENVOY_IMAGE=\$ENVOY_IMAGE"/);
@@ -77,7 +77,7 @@ describe('Containerfiles', () => {
     expect(last).toMatch(/^[1-9]\d*:[1-9]\d*$/);
     const [uid, gid] = last.split(':').map(Number) as [number, number];
     expect(uid).toBeGreaterThanOrEqual(10_000);
-    const pod = find(parseObjects(renderOverlay('production')), 'Deployment', `ctg-${c}`).spec.template.spec;
+    const pod = workload(parseObjects(renderOverlay('production')), `ctg-${c}`).spec.template.spec;
     expect(pod.securityContext).toMatchObject({ runAsUser: uid, runAsGroup: gid, fsGroup: gid });
   });
 
@@ -93,6 +93,26 @@ describe('Containerfiles', () => {
     const container = deployment.spec.template.spec.containers[0];
     expect(container.command).toBeUndefined();
     expect(container.args).toBeUndefined();
+  });
+
+  it("admin starts `make console`'s server, compiled, and carries `npm run admin`'s CLI, which deploy/README.md runs with kubectl exec", () => {
+    const server = /exec node --import tsx (admin\/src\/main\.ts)$/m.exec(readFileSync(join(repoRoot, 'Makefile'), 'utf8'))?.[1];
+    const cli = /^tsx (admin\/src\/cli\/main\.ts)$/.exec(
+      JSON.parse(readFileSync(join(repoRoot, 'package.json'), 'utf8')).scripts.admin,
+    )?.[1];
+    expect([server, cli]).toEqual(['admin/src/main.ts', 'admin/src/cli/main.ts']);
+    expect(execForms(read('admin'), 'ENTRYPOINT')).toEqual([['node', server!.replace(/\.ts$/, '.js')]]);
+    const build = JSON.parse(readFileSync(join(repoRoot, 'deploy/admin/build.json'), 'utf8')) as { entries: string[] };
+    expect(build.entries).toEqual(expect.arrayContaining([server, cli]));
+    expect(read('admin')).toMatch(/^RUN node scripts\/images\/build-service\.mjs deploy\/admin\/build\.json \/out$/m);
+    const container = workload(parseObjects(renderOverlay('production')), 'ctg-admin').spec.template.spec.containers[0];
+    expect(container.command).toBeUndefined();
+    expect(container.args).toBeUndefined();
+    // Every CLI command deploy/README.md runs in the pod names the compiled CLI.
+    const readme = readFileSync(join(repoRoot, 'deploy/README.md'), 'utf8');
+    const execs = [...readme.matchAll(/kubectl -n \$NS exec (?:-i )?ctg-admin-0 -- (?:env \S+ )?(node \S+)/g)].map((m) => m[1]);
+    expect(execs.length).toBeGreaterThanOrEqual(2);
+    for (const command of execs) expect(command).toBe(`node ${cli!.replace(/\.ts$/, '.js')}`);
   });
 
   it('the gateway runs Envoy on the config the render init container writes, as the local stack does', () => {

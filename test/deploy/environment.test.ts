@@ -1,7 +1,7 @@
 /**
  * The environment variables in the manifests are exactly the ones the config modules read:
- * authz and the embedder (`loadConfig`) and the Envoy renderer (`settingsFromEnv`, run by the
- * gateway's init container). The names are captured by calling each reader with a recording
+ * authz and the embedder (`loadConfig`), admin (`loadAdminConfig`) and the Envoy renderer
+ * (`settingsFromEnv`, run by the gateway's init container). The names are captured by calling each reader with a recording
  * Proxy as its environment, so a setting added to the code fails here until the manifests
  * set it, and a manifest variable no code reads fails too. The values must pass the readers.
  */
@@ -9,10 +9,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { loadAdminConfig } from '../../admin/src/config.js';
 import { loadConfig as loadAuthzConfig } from '../../authz/src/config.js';
 import { loadConfig as loadEmbedderConfig } from '../../embedder/src/config.js';
 import { settingsFromEnv } from '../../envoy/render.js';
-import { ENVIRONMENTS, find, parseObjects, renderOverlay, type K8sObject } from './kustomize.js';
+import { ENVIRONMENTS, find, parseObjects, readmeYaml, renderOverlay, renderPatched, workload, type K8sObject } from './kustomize.js';
 
 type Env = Record<string, string>;
 type Reader = (env: Env) => unknown;
@@ -109,6 +110,17 @@ const DELIBERATELY_UNSET: Record<string, Record<string, string>> = {
     BATCH_SWEEP_MS: BATCH_API_OFF,
   },
   'render-config': {},
+  admin: {
+    KEY_HASH_SECRET: 'mounted as a file (KEY_HASH_SECRET_FILE, Secret ctg-key-hash-secret)',
+    REDIS_URL: 'from Secret ctg-redis-admin as a file (REDIS_URL_FILE): it may carry a password',
+    REDIS_PASSWORD: "admin logs in with the URL's credentials (Secret ctg-redis-admin)",
+    AUDIT_SECRET: 'mounted as a file (AUDIT_SECRET_FILE, Secret ctg-audit-secret)',
+    OIDC_CLIENT_SECRET: 'mounted as a file (OIDC_CLIENT_SECRET_FILE, Secret ctg-admin-oidc)',
+    METRICS_TOKEN: 'mounted as a file (METRICS_TOKEN_FILE, Secret ctg-metrics-token)',
+    ADMIN_TOKEN_FILE: "a cluster registers no token file's owner: the first owner is made with the CLI (deploy/README.md → Administration)",
+    ADMIN_BOOTSTRAP_NAME: "names only ADMIN_TOKEN_FILE's owner, which a cluster does not use",
+    ADMIN_ACTOR_HEADER: 'no longer a setting: read only to refuse it with a clear message',
+  },
 };
 
 /** File settings a reader only passes on: the container that opens the file (the renderer writes Envoy's paths). */
@@ -116,14 +128,18 @@ const READ_ELSEWHERE: Record<string, Record<string, string>> = {
   'render-config': { TLS_CERT_FILE: 'envoy', TLS_KEY_FILE: 'envoy' },
 };
 
+/** File settings a process writes, not reads: on a volume of its StatefulSet's claims, mounted writable. */
+const WRITTEN: Record<string, readonly string[]> = { admin: ['AUDIT_ANCHOR_FILE'] };
+
 const READERS: Record<string, { deployment: string; container: string; reader: Reader }> = {
   authz: { deployment: 'ctg-authz', container: 'authz', reader: (env) => loadAuthzConfig(env) },
   embedder: { deployment: 'ctg-embedder', container: 'embedder', reader: (env) => loadEmbedderConfig(env) },
   'render-config': { deployment: 'ctg-gateway', container: 'render-config', reader: (env) => settingsFromEnv(env) },
+  admin: { deployment: 'ctg-admin', container: 'admin', reader: (env) => loadAdminConfig(env) },
 };
 
 function containerOf(objects: readonly K8sObject[], deployment: string, name: string): any {
-  const pod = find(objects, 'Deployment', deployment).spec.template.spec;
+  const pod = workload(objects, deployment).spec.template.spec;
   return [...pod.containers, ...(pod.initContainers ?? [])].find((c: any) => c.name === name);
 }
 
@@ -145,11 +161,19 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     }
   });
 
-  it('every file a setting names is a key of a Secret volume the container that reads it mounts', () => {
+  it('every file a setting names is a key of a Secret volume the container that reads it mounts (or, written, on its claim)', () => {
     for (const [key, { deployment, container: name }] of Object.entries(READERS)) {
-      const pod = find(objects, 'Deployment', deployment).spec.template.spec;
+      const owner = workload(objects, deployment);
+      const pod = owner.spec.template.spec;
       for (const [variable, path] of Object.entries(containerEnv(objects, containerOf(objects, deployment, name)))) {
         if (!variable.endsWith('_FILE') || path === '') continue;
+        if (WRITTEN[key]?.includes(variable)) {
+          const mount = containerOf(objects, deployment, name).volumeMounts.find((m: any) => path.startsWith(`${m.mountPath}/`));
+          expect(mount?.readOnly, `${name} ${variable}=${path}: no writable mount there`).not.toBe(true);
+          const claims = (owner.spec.volumeClaimTemplates ?? []).map((c: any) => c.metadata.name);
+          expect(claims, `${name} ${variable}=${path}: not on a claim of ${deployment}`).toContain(mount?.name);
+          continue;
+        }
         const container = containerOf(objects, deployment, READ_ELSEWHERE[key]?.[variable] ?? name);
         const mount = (container.volumeMounts ?? []).find((m: any) => path.startsWith(`${m.mountPath}/`));
         const volume = pod.volumes.find((v: any) => v.name === mount?.name);
@@ -172,6 +196,18 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     expect(result('authz', 'ctg-authz')).toBeUndefined();
     expect(result('embedder', 'ctg-embedder')).toBeUndefined();
     expect(result('render-config', 'ctg-gateway')).toBeUndefined();
+    expect(result('admin', 'ctg-admin')).toBeUndefined();
+  });
+
+  it("without Secret ctg-admin-oidc (an optional volume: its folder is empty) admin's reader stops, naming the client secret's file", () => {
+    const volume = workload(objects, 'ctg-admin').spec.template.spec.volumes.find((v: any) => v.secret?.secretName === 'ctg-admin-oidc');
+    expect(volume.secret.optional).toBe(true);
+    const given = withSecretFiles(containerEnv(objects, containerOf(objects, 'ctg-admin', 'admin')));
+    const { error } = recordReads((env) => loadAdminConfig(env), {
+      ...given,
+      OIDC_CLIENT_SECRET_FILE: join(standIns, 'absent/client-secret'),
+    });
+    expect(String(error)).toMatch(/OIDC_CLIENT_SECRET_FILE: .* does not exist/);
   });
 
   it('containers that run no config reader get no environment', () => {
@@ -185,6 +221,48 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     const embedder = containerEnv(objects, containerOf(objects, 'ctg-embedder', 'embedder'));
     expect(authz.MODEL_ID).toBeTruthy();
     expect(authz.MODEL_ID).toBe(embedder.MODEL_ID);
+  });
+
+  it("admin shares authz's access settings, Redis prefix and key-hash Secret: keys it makes verify there", () => {
+    const authz = containerEnv(objects, containerOf(objects, 'ctg-authz', 'authz'));
+    const admin = containerEnv(objects, containerOf(objects, 'ctg-admin', 'admin'));
+    for (const name of [
+      'KEY_PREFIX',
+      'KEY_HASH_SECRET_FILE',
+      'MODEL_ID',
+      'DEFAULT_RPM',
+      'DEFAULT_TPM',
+      'REDIS_KEY_PREFIX',
+      'REDIS_SENTINEL_NAME',
+    ])
+      expect(admin[name], name).toBe(authz[name]);
+    const secretAt = (deployment: string, name: string, path: string) => {
+      const pod = workload(objects, deployment).spec.template.spec;
+      const mount = containerOf(objects, deployment, name).volumeMounts.find((m: any) => path.startsWith(`${m.mountPath}/`));
+      return pod.volumes.find((v: any) => v.name === mount.name).secret.secretName;
+    };
+    expect(secretAt('ctg-admin', 'admin', admin.KEY_HASH_SECRET_FILE!)).toBe(secretAt('ctg-authz', 'authz', authz.KEY_HASH_SECRET_FILE!));
+    // Its own Redis Secret, never authz's: it can be given a Redis user of its own.
+    expect(secretAt('ctg-admin', 'admin', admin.REDIS_URL_FILE!)).toBe('ctg-redis-admin');
+  });
+});
+
+describe.each(ENVIRONMENTS)("%s with deploy/README.md's single sign-on settings", (env) => {
+  it("admin's reader accepts them, and NODE_EXTRA_CA_CERTS names a file of the mounted Secret ctg-admin-oidc", () => {
+    const snippet = readmeYaml("overlays/<env>/kustomization.yaml, configMapGenerator's ctg-admin-env");
+    expect(snippet, "deploy/README.md shows ctg-admin-env's single sign-on literals").toBeDefined();
+    const literals = snippet!.split('\n').slice(1).join('\n');
+    const objects = parseObjects(renderPatched(env, (k) => k.replace(/^( {6}- ADMIN_PUBLIC_URL=\S+\n)/m, `$1${literals}`)));
+    const container = containerOf(objects, 'ctg-admin', 'admin');
+    const { NODE_EXTRA_CA_CERTS: ca, ...given } = containerEnv(objects, container);
+    // Node reads NODE_EXTRA_CA_CERTS itself, at start: the provider's private CA, from the Secret's ca.crt.
+    const mount = container.volumeMounts.find((m: any) => ca?.startsWith(`${m.mountPath}/`));
+    const volume = workload(objects, 'ctg-admin').spec.template.spec.volumes.find((v: any) => v.name === mount?.name);
+    expect(volume?.secret?.secretName).toBe('ctg-admin-oidc');
+    expect(ca!.slice(mount.mountPath.length + 1)).toBe('ca.crt');
+    const issuer = /OIDC_ISSUER=(\S+)/.exec(literals)![1];
+    const config = loadAdminConfig(withSecretFiles(given));
+    expect(config.oidc).toMatchObject({ issuer, clientId: /OIDC_CLIENT_ID=(\S+)/.exec(literals)![1] });
   });
 });
 

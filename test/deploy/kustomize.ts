@@ -105,7 +105,23 @@ export function find(objects: readonly K8sObject[], kind: string, name: string):
   return found[0]!;
 }
 
-/** Every workload's pod spec with its owner's name. */
+const WORKLOADS = new Set(['Deployment', 'StatefulSet']);
+
+/** Every workload's pod spec (Deployments and StatefulSets) with its owner's name. */
 export function podSpecs(objects: readonly K8sObject[]): { owner: string; pod: any }[] {
-  return objects.filter((o) => o.kind === 'Deployment').map((o) => ({ owner: o.metadata.name, pod: o.spec.template.spec }));
+  return objects.filter((o) => WORKLOADS.has(o.kind)).map((o) => ({ owner: o.metadata.name, pod: o.spec.template.spec }));
+}
+
+/** The one workload (Deployment or StatefulSet: admin is a StatefulSet) named `name`. */
+export function workload(objects: readonly K8sObject[], name: string): K8sObject {
+  const found = objects.filter((o) => WORKLOADS.has(o.kind) && o.metadata.name === name);
+  if (found.length !== 1) throw new Error(`expected one workload ${name}, found ${found.length}`);
+  return found[0]!;
+}
+
+/** deploy/README.md's ```yaml block whose first line starts with `# <first>` (the comment line included). */
+export function readmeYaml(first: string): string | undefined {
+  const readme = readFileSync(join(repoRoot, 'deploy/README.md'), 'utf8');
+  const escaped = first.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
+  return new RegExp(`\`\`\`yaml\n(# ${escaped}[\\s\\S]*?)\`\`\``).exec(readme)?.[1];
 }

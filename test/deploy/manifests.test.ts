@@ -20,9 +20,11 @@ import {
   kustomize,
   parseObjects,
   podSpecs,
+  readmeYaml,
   renderOverlay,
   renderPatched,
   tool,
+  workload,
   type Environment,
   type K8sObject,
 } from './kustomize.js';
@@ -83,6 +85,7 @@ describe('rendering and schemas', () => {
       .map((o) => `${o.kind}/${o.kind === 'ConfigMap' ? o.metadata.name.replace(/-[a-z0-9]{10}$/, '') : o.metadata.name}`)
       .sort();
     expect(kinds).toEqual([
+      'ConfigMap/ctg-admin-env',
       'ConfigMap/ctg-authz-env',
       'ConfigMap/ctg-embedder-env',
       'ConfigMap/ctg-gateway-render-env',
@@ -91,6 +94,7 @@ describe('rendering and schemas', () => {
       'Deployment/ctg-gateway',
       'HorizontalPodAutoscaler/ctg-embedder',
       `Namespace/ctg-${env}`,
+      'NetworkPolicy/ctg-admin',
       'NetworkPolicy/ctg-authz',
       'NetworkPolicy/ctg-default-deny',
       'NetworkPolicy/ctg-dns-egress',
@@ -98,14 +102,17 @@ describe('rendering and schemas', () => {
       'NetworkPolicy/ctg-gateway',
       'NetworkPolicy/ctg-otlp-egress',
       'NetworkPolicy/ctg-redis-egress',
+      'PodDisruptionBudget/ctg-admin',
       'PodDisruptionBudget/ctg-authz',
       'PodDisruptionBudget/ctg-embedder',
       'PodDisruptionBudget/ctg-gateway',
+      'Service/ctg-admin',
       'Service/ctg-authz',
       'Service/ctg-authz-pods',
       'Service/ctg-embedder',
       'Service/ctg-embedder-pods',
       'Service/ctg-gateway',
+      'StatefulSet/ctg-admin',
     ]);
     for (const o of objects(env)) if (o.kind !== 'Namespace') expect(o.metadata.namespace, o.metadata.name).toBe(`ctg-${env}`);
     // The namespace enforces Pod Security "restricted", so the API server refuses any pod that
@@ -220,12 +227,17 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
       'ctg-authz-caller-token',
       'ctg-metrics-token',
       'ctg-redis-embedder',
+      'ctg-redis-admin',
+      'ctg-audit-secret',
+      'ctg-admin-oidc',
     ]) {
       expect(text).toContain(name);
     }
     // Each container mounts exactly the Secrets it needs: the grant key is authz's and the
     // embedder's; the caller token authz's and the gateway's renderer's (not Envoy's own
-    // container); the embedder has its own Redis user, never authz's ctg-redis.
+    // container); the embedder has its own Redis user, never authz's ctg-redis; the audit
+    // trail's signing secret and the identity provider's client secret are admin's alone, and
+    // admin reads Redis through a Secret of its own.
     const mounted: Record<string, string[]> = {};
     for (const { owner, pod } of podSpecs(objects(env))) {
       for (const c of [...pod.containers, ...(pod.initContainers ?? [])]) {
@@ -236,6 +248,7 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
       }
     }
     expect(mounted).toEqual({
+      'ctg-admin/admin': ['ctg-admin-oidc', 'ctg-audit-secret', 'ctg-key-hash-secret', 'ctg-metrics-token', 'ctg-redis-admin'],
       'ctg-authz/authz': ['ctg-authz-caller-token', 'ctg-grant-secret', 'ctg-key-hash-secret', 'ctg-metrics-token', 'ctg-redis'],
       'ctg-embedder/embedder': ['ctg-grant-secret', 'ctg-metrics-token', 'ctg-redis-embedder'],
       'ctg-gateway/envoy': ['ctg-gateway-tls'],
@@ -255,8 +268,8 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     expect(authzEnv).not.toHaveProperty('REDIS_URL');
   });
 
-  it('probes: embedder ready only with its model, authz through gRPC health, Envoy through its own /health', () => {
-    const spec = (name: string) => find(objects(env), 'Deployment', name).spec.template.spec.containers[0];
+  it('probes: embedder ready only with its model, authz through gRPC health, Envoy through its own /health, admin ready with Redis', () => {
+    const spec = (name: string) => workload(objects(env), name).spec.template.spec.containers[0];
     const embedder = spec('ctg-embedder');
     expect(embedder.readinessProbe.httpGet.path).toBe('/ready');
     expect(embedder.startupProbe.httpGet.path).toBe('/ready');
@@ -267,6 +280,17 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     for (const p of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
       expect(gateway[p].httpGet).toEqual({ path: '/health', port: 'https', scheme: 'HTTPS' });
     }
+    // admin/src/http/health.ts: /ready reads Redis; /health only says the process serves (a
+    // Redis outage must not restart it), on the listener's own port.
+    const admin = spec('ctg-admin');
+    expect(admin.readinessProbe.httpGet).toEqual({ path: '/ready', port: 'http' });
+    expect(admin.livenessProbe.httpGet).toEqual({ path: '/health', port: 'http' });
+    expect(admin.startupProbe.httpGet).toEqual({ path: '/health', port: 'http' });
+    expect(admin.ports).toEqual([
+      { name: 'http', containerPort: Number(envOf(objects(env), 'ctg-admin-env').ADMIN_PORT), protocol: 'TCP' },
+    ]);
+    const health = readFileSync(join(repoRoot, 'admin/src/http/health.ts'), 'utf8');
+    for (const path of ['/health', '/ready']) expect(health).toContain(`app.get('${path}'`);
   });
 
   it('requests and limits cover the memory measured in BENCHMARKS.md', () => {
@@ -312,10 +336,12 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     expect(hpa.metrics).toEqual([{ type: 'Resource', resource: { name: 'cpu', target: { type: 'Utilization', averageUtilization: 70 } } }]);
     expect(hpa.minReplicas).toBeGreaterThanOrEqual(2);
     expect(find(objects(env), 'Deployment', 'ctg-embedder').spec.replicas).toBeUndefined();
-    for (const name of ['ctg-gateway', 'ctg-authz', 'ctg-embedder']) {
+    for (const name of ['ctg-gateway', 'ctg-authz', 'ctg-embedder', 'ctg-admin']) {
       const pdb = find(objects(env), 'PodDisruptionBudget', name).spec;
-      expect(pdb.selector.matchLabels).toEqual(find(objects(env), 'Deployment', name).spec.selector.matchLabels);
+      expect(pdb.selector.matchLabels).toEqual(workload(objects(env), name).spec.selector.matchLabels);
     }
+    // admin's one pod: a budget of minAvailable 1 would block every node drain.
+    expect(find(objects(env), 'PodDisruptionBudget', 'ctg-admin').spec).toMatchObject({ maxUnavailable: 1 });
   });
 
   it('only the gateway reaches the embedder and authz, Prometheus their metrics; only the gateway is exposed', () => {
@@ -344,6 +370,60 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     ]);
     // Envoy's admin port is loopback only: never a container or Service port.
     expect(rendered[env]).not.toMatch(/port: 9901|containerPort: 9901/);
+  });
+
+  it('admin: one pod, its audit checkpoints on a claim of its own that outlives the set; in only from administrators and Prometheus', () => {
+    const objs = objects(env);
+    const set = workload(objs, 'ctg-admin');
+    expect(set.kind).toBe('StatefulSet');
+    expect(set.spec.replicas).toBe(1);
+    expect(set.spec.serviceName).toBe('ctg-admin');
+    // The claim stays when the set is deleted or scaled down, and it is no resource of the
+    // overlay: `kubectl delete -k` leaves the checkpoints.
+    expect(set.spec.persistentVolumeClaimRetentionPolicy).toEqual({ whenDeleted: 'Retain', whenScaled: 'Retain' });
+    expect(objs.filter((o) => o.kind === 'PersistentVolumeClaim')).toEqual([]);
+    expect(set.spec.volumeClaimTemplates).toHaveLength(1);
+    const claim = set.spec.volumeClaimTemplates[0];
+    expect(claim.spec.accessModes).toEqual(['ReadWriteOnce']);
+    const pod = set.spec.template.spec;
+    const mount = pod.containers[0].volumeMounts.find((m: any) => m.name === claim.metadata.name);
+    expect(envOf(objs, 'ctg-admin-env').AUDIT_ANCHOR_FILE!.startsWith(`${mount.mountPath}/`)).toBe(true);
+    expect(mount.readOnly).toBeUndefined();
+    // Written by the image's user through the pod's group (fsGroup owns the volume).
+    expect(pod.securityContext).toMatchObject({ runAsUser: 10005, runAsGroup: 10005, fsGroup: 10005 });
+    // The audit trail's signing secret: admin's pod alone.
+    for (const { owner, pod: other } of podSpecs(objs))
+      if (owner !== 'ctg-admin') expect(JSON.stringify(other.volumes ?? []), owner).not.toContain('ctg-audit-secret');
+    expect(find(objs, 'Service', 'ctg-admin').spec).toMatchObject({
+      type: 'ClusterIP',
+      selector: set.spec.selector.matchLabels,
+      ports: [{ name: 'http', port: 9443, targetPort: 'http', protocol: 'TCP', appProtocol: 'http' }],
+    });
+    // In: the administrators' ingress controller and Prometheus, on the listener's port; never
+    // the gateway, which no rule of the namespace lets out towards it either.
+    const policy = find(objs, 'NetworkPolicy', 'ctg-admin').spec;
+    expect(policy.podSelector).toEqual({ matchLabels: set.spec.selector.matchLabels });
+    expect(policy.ingress).toEqual([
+      {
+        from: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'ingress-nginx' } },
+            podSelector: { matchLabels: { 'app.kubernetes.io/name': 'ingress-nginx' } },
+          },
+        ],
+        ports: [{ port: 9443, protocol: 'TCP' }],
+      },
+      {
+        from: [
+          {
+            namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': 'monitoring' } },
+            podSelector: { matchLabels: { 'app.kubernetes.io/name': 'prometheus' } },
+          },
+        ],
+        ports: [{ port: 9443, protocol: 'TCP' }],
+      },
+    ]);
+    expect(JSON.stringify(find(objs, 'NetworkPolicy', 'ctg-gateway').spec.egress)).not.toContain('ctg-admin');
   });
 
   it("termination grace periods cover each component's drain", () => {
@@ -428,7 +508,7 @@ describe("checkov's Kubernetes findings, encoded (CKV_K8S_43 digest, CKV_K8S_15 
     expect(() => pinImages(kustomization, { 'ctg-nothing': `r.io/x/y:1@${digest}` })).toThrow(/no ctg-nothing/);
   });
 
-  it("deploy/README.md's pin-overlay command, run as written on a copy of the overlay, pins all three images", () => {
+  it("deploy/README.md's pin-overlay command, run as written on a copy of the overlay, pins all four images", () => {
     const readme = readFileSync(join(repoRoot, 'deploy/README.md'), 'utf8');
     const command = /```sh\n\s*(npx tsx scripts\/images\/pin-overlay\.ts[\s\S]*?)```/.exec(readme)?.[1];
     expect(command, 'deploy/README.md shows the pin-overlay command').toBeDefined();
@@ -440,11 +520,12 @@ describe("checkov's Kubernetes findings, encoded (CKV_K8S_43 digest, CKV_K8S_15 
       const run = spawnSync('bash', ['-c', script], { cwd: repoRoot, encoding: 'utf8' });
       expect(run.status, run.stderr).toBe(0);
       const images = parseObjects(kustomize(join(copy, 'overlays/staging')))
-        .filter((o) => o.kind === 'Deployment')
+        .filter((o) => o.kind === 'Deployment' || o.kind === 'StatefulSet')
         .flatMap((o) => o.spec.template.spec.containers.map((c: any) => c.image))
         .sort();
       expect(images).toEqual(
         [
+          `registry.example.org/ctg/admin:0.1.0@${digest}`,
           `registry.example.org/ctg/authz:0.1.0@${digest}`,
           `registry.example.org/ctg/embedder:0.1.0-minilm@${digest}`,
           `registry.example.org/ctg/gateway:0.1.0@${digest}`,
@@ -453,6 +534,30 @@ describe("checkov's Kubernetes findings, encoded (CKV_K8S_43 digest, CKV_K8S_15 
     } finally {
       rmSync(copy, { recursive: true, force: true });
     }
+  });
+});
+
+describe("the console's way in, as deploy/README.md shows it", () => {
+  it("its Ingress, added to the staging overlay, validates strictly and routes the console's own host (ADMIN_PUBLIC_URL) over TLS to Service ctg-admin", () => {
+    const route = readmeYaml('overlays/<env>/admin-route.yaml');
+    const entry = readmeYaml("add to overlays/<env>/kustomization.yaml's resources, for the console:");
+    expect(route, 'deploy/README.md shows overlays/<env>/admin-route.yaml').toBeDefined();
+    expect(entry, "deploy/README.md shows the overlay's resources: entry").toBeDefined();
+    const lines = entry!.split('\n').slice(1).join('\n');
+    const text = renderPatched('staging', (k) => k.replace(/^resources:\n/m, `resources:\n${lines}`), { 'admin-route.yaml': route! });
+    const objs = parseObjects(text);
+    const ingress = find(objs, 'Ingress', 'ctg-admin');
+    expect(ingress.metadata.namespace).toBe('ctg-staging');
+    const origin = new URL(envOf(objs, 'ctg-admin-env').ADMIN_PUBLIC_URL!);
+    expect(origin.protocol).toBe('https:');
+    expect(ingress.spec.rules.map((r: any) => r.host)).toEqual([origin.host]);
+    expect(ingress.spec.tls).toEqual([{ hosts: [origin.host], secretName: 'ctg-admin-tls' }]);
+    // Its own host: never the gateway's.
+    expect(origin.host).not.toBe(find(objs, 'Service', 'ctg-gateway').metadata.annotations!['external-dns.alpha.kubernetes.io/hostname']);
+    const backend = ingress.spec.rules[0].http.paths[0].backend.service;
+    expect(backend.name).toBe('ctg-admin');
+    expect(find(objs, 'Service', 'ctg-admin').spec.ports.map((p: any) => p.name)).toContain(backend.port.name);
+    expect(validateAll({ route: text }).findings.route).toEqual([]);
   });
 });
 
@@ -540,8 +645,12 @@ describe('variants', () => {
       expect(authzEnv.REDIS_TLS_CA_FILE).toBe('/etc/ctg/redis/ca.crt');
       // ... and the embedder too, as its own user, with the same from Secret ctg-redis-embedder.
       const embedderEnv = envOf(objs, 'ctg-embedder-env');
-      for (const name of ['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_SENTINEL_PASSWORD_FILE', 'REDIS_TLS_CA_FILE'])
+      // ... and admin, from its own Secret ctg-redis-admin's files, mounted where authz mounts ctg-redis.
+      const adminEnv = envOf(objs, 'ctg-admin-env');
+      for (const name of ['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME', 'REDIS_SENTINEL_PASSWORD_FILE', 'REDIS_TLS_CA_FILE']) {
         expect(embedderEnv[name], name).toBe(authzEnv[name]);
+        expect(adminEnv[name], name).toBe(authzEnv[name]);
+      }
       // The start script is in the rendered ConfigMap, as the pods mount it.
       const start = find(objs, 'ConfigMap', 'ctg-redis-start').data!['start.sh']!;
       expect(start).toBe(readFileSync(join(repoRoot, 'deploy/kubernetes/components/redis-sentinel/start.sh'), 'utf8'));

@@ -1,32 +1,47 @@
 /**
- * The three images as a platform team runs them (make test-images, after scripts/images/build.sh):
+ * The four images as a platform team runs them (make test-images, after scripts/images/build.sh):
  * the staging overlay's containers, each with its pod's restrictions (read-only root, the
  * manifest's non-root user, no capabilities, no privilege escalation) and exactly its rendered
- * environment, on one podman network standing in for the namespace, where every Service name the
- * overlay creates resolves (aardvark-dns) to the containers it selects. Two authz replicas, one
- * embedder, the gateway's Envoy rendered by its init container, and a Redis with a password.
- * Through the containerised Envoy: an embedding with a key is 200 and its usage is recorded, a
- * keyless request is 401; straight to the embedder container (no gateway, forged identity
- * headers), the request is refused.
+ * environment and Secret files, on one podman network standing in for the namespace, where every
+ * Service name the overlay creates resolves (aardvark-dns) to the containers it selects. Two
+ * authz replicas, one embedder, the gateway's Envoy rendered by its init container, the admin
+ * service with its checkpoint volume, a Redis with a password, and an OpenID Connect provider
+ * the admin reaches by its network name over HTTPS (the overlay patched as deploy/README.md
+ * shows for a provider with a private CA).
+ * The first owner is made as deploy/README.md says (the CLI, `exec`'d in the admin container);
+ * they sign in through the provider and, through the admin API with the session cookie and CSRF
+ * token as the console sends them, create an organization and a key. Through the containerised
+ * Envoy that key's embedding is 200 and its usage is recorded, a keyless request is 401; straight
+ * to the embedder container (no gateway, forged identity headers), the request is refused.
  */
-import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDENTITY_HEADERS as HEADERS } from '../../contract/headers.js';
 import { settlementAclRules } from '../../contract/redis/settlement-keys.js';
 import { localImage } from '../../scripts/images/image-tag.js';
 import { pinImages } from '../../scripts/images/pin-overlay.js';
-import { find, parseObjects, renderPatched, type K8sObject } from '../deploy/kustomize.js';
-import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
+import { find, parseObjects, renderPatched, workload, type K8sObject } from '../deploy/kustomize.js';
+import { makeStackDir, removeStackDir, repoRoot, type StackDir } from '../support/stack.js';
 import { waitFor } from '../support/process.js';
-import { type ContainerSpec, PodNetwork, podman, runAdminCli } from './podman.js';
+import { bootstrapOwner, cliWithToken, ConsoleSession, issueCertificate, startProvider } from './admin-pod.js';
+import { podSend } from './pod-names.js';
+import { PodNetwork, podman } from './podman.js';
 
-const IMAGES = { authz: localImage('authz'), embedder: localImage('embedder'), gateway: localImage('gateway') };
+const IMAGES = {
+  authz: localImage('authz'),
+  embedder: localImage('embedder'),
+  gateway: localImage('gateway'),
+  admin: localImage('admin'),
+};
 const REDIS_IMAGE = 'localhost/ctg-test-redis:bookworm';
-const ADMIN_IMAGE = localImage('admin');
+const README = readFileSync(join(repoRoot, 'deploy/README.md'), 'utf8');
+/** The test network's identity provider (a container, by its network name) and the console's origin there. */
+const IDP = { name: 'ctg-oidc', port: 8443 };
+const ISSUER = `https://${IDP.name}:${IDP.port}`;
 
 /** The image by tag and the digest podman has for it, as a registry's push would give them. */
 function pinnedRef(image: string): string {
@@ -37,24 +52,44 @@ function pinnedRef(image: string): string {
   }
 }
 /**
+ * The identity provider in the overlay as deploy/README.md shows it (the issuer, the client, and
+ * the provider's private CA for Node), with this network's names: the provider's, and the
+ * console's origin as the administrators' browser (this test) reaches it.
+ */
+function signOnIn(kustomization: string, consoleOrigin: string): string {
+  const snippet = /```yaml\n# overlays\/<env>\/kustomization\.yaml, configMapGenerator's ctg-admin-env[^\n]*\n([\s\S]*?)```/.exec(
+    README,
+  )?.[1];
+  if (!snippet) throw new Error('deploy/README.md shows no ctg-admin-env snippet for the identity provider');
+  const literals = snippet.replace(/OIDC_ISSUER=\S+/, `OIDC_ISSUER=${ISSUER}`);
+  const publicUrl = /^ {6}- ADMIN_PUBLIC_URL=\S+\n/m;
+  if (!publicUrl.test(kustomization)) throw new Error('the staging overlay sets no ADMIN_PUBLIC_URL in ctg-admin-env');
+  return kustomization.replace(publicUrl, `      - ADMIN_PUBLIC_URL=${consoleOrigin}\n${literals}`);
+}
+
+/**
  * The staging overlay pinned to the images just built, by digest, as scripts/images/pin-overlay.ts
  * pins it for a registry (deploy/README.md → Images → Pinning): every container below runs the
  * image reference the rendered manifests name.
  */
 const objects = parseObjects(
   renderPatched('staging', (kustomization) =>
-    pinImages(kustomization, {
-      'ctg-authz': pinnedRef(IMAGES.authz),
-      'ctg-embedder': pinnedRef(IMAGES.embedder),
-      'ctg-gateway': pinnedRef(IMAGES.gateway),
-    }),
+    signOnIn(
+      pinImages(kustomization, {
+        'ctg-authz': pinnedRef(IMAGES.authz),
+        'ctg-embedder': pinnedRef(IMAGES.embedder),
+        'ctg-gateway': pinnedRef(IMAGES.gateway),
+        'ctg-admin': pinnedRef(IMAGES.admin),
+      }),
+      'http://ctg-admin:9443',
+    ),
   ),
 );
-const podOf = (name: string) => find(objects, 'Deployment', name).spec.template.spec;
+const podOf = (name: string) => workload(objects, name).spec.template.spec;
 const envOf = (configMap: string) => ({ ...find(objects, 'ConfigMap', configMap).data });
-/** The Service names that select a Deployment's pods: the DNS aliases its containers get. */
+/** The Service names that select a workload's pods: the DNS aliases its containers get. */
 const servicesOf = (deployment: string): string[] => {
-  const labels = find(objects, 'Deployment', deployment).spec.template.metadata.labels as Record<string, string>;
+  const labels = workload(objects, deployment).spec.template.metadata.labels as Record<string, string>;
   return objects
     .filter((o: K8sObject) => o.kind === 'Service' && Object.entries(o.spec.selector ?? {}).every(([k, v]) => labels[k] === v))
     .map((o) => o.metadata.name);
@@ -134,40 +169,27 @@ function redisCli(password: string, ...args: string[]): string {
   return podman(['exec', '-e', `REDISCLI_AUTH=${password}`, `${net.name}-redis`, 'redis-cli', ...args]).trim();
 }
 
-/**
- * The admin CLI as an administrator runs it in the cluster: the admin image, with the Redis URL
- * and key-hash secret authz has (the same Secrets) and the audit trail's secret. It appends every
- * change to the audit trail, checkpointed to a file outside Redis (docs/console.md): the test
- * hands it a host folder that outlives each run, as a volume would.
- */
-let adminSpec: Omit<ContainerSpec, 'name' | 'args' | 'entrypoint'>;
-/** The admin image's user (deploy/admin/Containerfile). */
-const ADMIN_UID = 10005;
+/** The admin CLI as deploy/README.md runs it, `exec`'d in the admin container, as the owner made first. */
+let admin: (args: readonly string[]) => string;
 
-/** authz's Secret files, readable by the admin image's user (the kubelet's fsGroup does this in a pod). */
-function adminMounts(authzMounts: Record<string, string>): Record<string, string> {
+/** The host folder standing in for each claim of a StatefulSet's pod, mounted writable where the pod mounts it. */
+function claimMounts(deployment: string, container: string): Record<string, string> {
+  const set = workload(objects, deployment);
+  const uid = set.spec.template.spec.securityContext.fsGroup as number;
+  const claims = new Set((set.spec.volumeClaimTemplates ?? []).map((c: any) => c.metadata.name as string));
   const mounts: Record<string, string> = {};
-  for (const [host, path] of Object.entries(authzMounts)) {
-    const copy = `${host}-admin`;
-    cpSync(host, copy, { recursive: true });
-    for (const name of readdirSync(copy)) chownSync(join(copy, name), ADMIN_UID, ADMIN_UID);
-    chownSync(copy, ADMIN_UID, ADMIN_UID);
-    mounts[copy] = path;
+  for (const mount of set.spec.template.spec.containers.find((c: any) => c.name === container).volumeMounts) {
+    if (!claims.has(mount.name)) continue;
+    const dir = join(files, `${container}-claim-${mount.name}`);
+    mkdirSync(dir);
+    chownSync(dir, uid, uid);
+    mounts[dir] = mount.mountPath;
   }
   return mounts;
 }
 
-function admin(args: readonly string[]): string {
-  return runAdminCli(net, adminSpec, args);
-}
-
-beforeAll(async () => {
-  for (const image of [...Object.values(IMAGES), ADMIN_IMAGE, REDIS_IMAGE]) {
-    expect(() => podman(['image', 'exists', image]), `${image}: run scripts/images/build.sh first`).not.toThrow();
-  }
-  dirs = makeStackDir();
-  files = mkdtempSync(join(tmpdir(), 'ctg-images-'));
-  net = new PodNetwork();
+/** Starts Redis with a password and the embedder's ACL user (deploy/README.md, Redis); its default user's password. */
+async function startRedis(embedderPassword: string): Promise<string> {
   const password = randomBytes(18).toString('hex');
   net.run({
     name: 'redis',
@@ -177,11 +199,6 @@ beforeAll(async () => {
     aliases: ['redis'],
     args: ['--requirepass', password, '--save', '', '--appendonly', 'no', '--protected-mode', 'no'],
   });
-
-  // The embedder's own ACL user, as the platform team creates it on every Redis node
-  // (deploy/README.md, Redis): exactly settlementAclRules for the embedder's prefix.
-  const embedderEnv = envOf('ctg-embedder-env');
-  const embedderPassword = randomBytes(18).toString('hex');
   await waitFor(
     'Redis to answer',
     async () => {
@@ -193,6 +210,9 @@ beforeAll(async () => {
     },
     30_000,
   );
+  // The embedder's own ACL user, as the platform team creates it on every Redis node: exactly
+  // settlementAclRules for the embedder's prefix.
+  const embedderEnv = envOf('ctg-embedder-env');
   expect(
     redisCli(
       password,
@@ -202,17 +222,41 @@ beforeAll(async () => {
       ...settlementAclRules(embedderEnv.REDIS_KEY_PREFIX!, embedderPassword),
     ),
   ).toBe('OK');
+  return password;
+}
+
+let adminContainer: string;
+let owner: { name: string; token: string };
+let console_: ConsoleSession;
+let auditClaim: string;
+const CONSOLE = 'http://ctg-admin:9443';
+
+beforeAll(async () => {
+  for (const image of [...Object.values(IMAGES), REDIS_IMAGE]) {
+    expect(() => podman(['image', 'exists', image]), `${image}: run scripts/images/build.sh first`).not.toThrow();
+  }
+  dirs = makeStackDir();
+  files = mkdtempSync(join(tmpdir(), 'ctg-images-'));
+  net = new PodNetwork();
+  const embedderPassword = randomBytes(18).toString('hex');
+  const password = await startRedis(embedderPassword);
   metricsToken = randomBytes(24).toString('hex');
+  const adminEnv = envOf('ctg-admin-env');
+  const clientSecret = randomBytes(24).toString('hex');
 
   // What the platform team puts in the Secrets the manifests name (deploy/README.md).
   const secrets: Record<string, Record<string, string>> = {
     'ctg-redis': { url: `redis://:${password}@redis:6379` },
     'ctg-redis-embedder': { url: 'redis://redis:6379', password: embedderPassword },
+    'ctg-redis-admin': { url: `redis://:${password}@redis:6379` },
     'ctg-grant-secret': { 'grant-secret': randomBytes(32).toString('hex') },
     'ctg-authz-caller-token': { 'caller-token': randomBytes(24).toString('hex') },
     'ctg-metrics-token': { 'metrics-token': metricsToken },
     'ctg-key-hash-secret': { 'key-hash-secret': readFileSync(dirs.secretFile, 'utf8') },
     'ctg-gateway-tls': { 'tls.crt': readFileSync(dirs.certFile, 'utf8'), 'tls.key': readFileSync(dirs.keyFile, 'utf8') },
+    'ctg-audit-secret': { 'audit-secret': randomBytes(32).toString('hex') },
+    // The console's client at the provider, and the provider's (private) CA for NODE_EXTRA_CA_CERTS.
+    'ctg-admin-oidc': { 'client-secret': clientSecret, 'ca.crt': readFileSync(dirs.caFile, 'utf8') },
   };
   // authz: its ConfigMap and its Secret volumes (REDIS_URL_FILE, the key-hash secret).
   const authzPod = podOf('ctg-authz');
@@ -227,22 +271,12 @@ beforeAll(async () => {
       aliases: servicesOf('ctg-authz'),
     }),
   );
-  const auditDir = join(files, 'admin-audit');
-  mkdirSync(auditDir);
-  chownSync(auditDir, ADMIN_UID, ADMIN_UID);
-  adminSpec = {
-    image: ADMIN_IMAGE,
-    user: `${ADMIN_UID}:${ADMIN_UID}`,
-    env: { ...envOf('ctg-authz-env'), AUDIT_SECRET: randomBytes(24).toString('hex'), AUDIT_ANCHOR_FILE: '/audit/anchor.jsonl' },
-    mounts: adminMounts(authzMounts),
-    writable: { [auditDir]: '/audit' },
-  };
   const embedderPod = podOf('ctg-embedder');
   const embedder = net.run({
     name: 'embedder',
     image: embedderPod.containers[0].image,
     user: userOf(embedderPod),
-    env: embedderEnv,
+    env: envOf('ctg-embedder-env'),
     mounts: secretMounts(embedderPod, 'embedder', secrets),
     aliases: servicesOf('ctg-embedder'),
     publish: [8081],
@@ -278,12 +312,49 @@ beforeAll(async () => {
   });
   gatewayPort = net.hostPort(gateway, 8443);
 
+  // The identity provider, by its network name over HTTPS (a certificate from the test's CA),
+  // with the console's client registered at the redirect URI the admin sends.
+  const adminPod = podOf('ctg-admin');
+  const tlsDir = join(files, 'idp-tls');
+  issueCertificate(join(dirs.dir, 'tls'), IDP.name, tlsDir, adminPod.securityContext.runAsUser);
+  const provider = startProvider(net, {
+    ...IDP,
+    image: IMAGES.admin,
+    user: userOf(adminPod),
+    clientId: adminEnv.OIDC_CLIENT_ID!,
+    clientSecret,
+    redirectUri: `${adminEnv.ADMIN_PUBLIC_URL}/api/oidc/callback`,
+    tlsDir,
+  });
+  // The admin pod: its ConfigMap, its Secret files and its claim (the checkpoints) as the StatefulSet mounts them.
+  const claims = claimMounts('ctg-admin', 'admin');
+  auditClaim = Object.keys(claims)[0]!;
+  adminContainer = net.run({
+    name: 'admin',
+    image: adminPod.containers[0].image,
+    user: userOf(adminPod),
+    env: adminEnv,
+    mounts: secretMounts(adminPod, 'admin', secrets),
+    writable: claims,
+    aliases: servicesOf('ctg-admin'),
+    publish: [9443],
+  });
+  const send = podSend(
+    { [CONSOLE]: net.hostPort(adminContainer, 9443), [ISSUER]: net.hostPort(provider, IDP.port) },
+    readFileSync(dirs.caFile, 'utf8'),
+  );
+  console_ = new ConsoleSession(CONSOLE, send);
+
   try {
     await waitFor('the embedder to load its model', async () => (await fetch(`http://127.0.0.1:${embedderPort}/ready`)).ok, 180_000);
     await waitFor('the gateway to serve /health', async () => (await https(gatewayPort, '/health', undefined, {})).status === 200, 60_000);
-    org = `images-${randomBytes(3).toString('hex')}`;
-    admin(['org', 'create', org, '--models', modelId]);
-    key = (JSON.parse(admin(['key', 'create', '--org', org, '--json'])) as { key: string }).key;
+    const answers = (url: string) => () =>
+      send(new URL(url), { headers: {} }).then(
+        (r) => r.ok,
+        () => false,
+      );
+    await waitFor('the identity provider', answers(`${ISSUER}/.well-known/openid-configuration`), 60_000);
+    await waitFor('the admin service to be ready', answers(`${CONSOLE}/ready`), 60_000);
     // Both authz replicas healthy in Envoy (each its own host via the headless Service).
     await waitFor('Envoy to see both authz replicas healthy', async () => healthyHosts('authz') === 2, 30_000);
   } catch (error) {
@@ -312,12 +383,71 @@ function healthyHosts(cluster: string): number {
 
 const EMBED = JSON.stringify({ model: modelId, input: ['Patient denies chest pain.'] });
 
+describe('the admin service, run as the staging overlay runs it', () => {
+  it("the first owner is made as deploy/README.md says: the CLI exec'd in the admin container, while no administrator exists", () => {
+    owner = bootstrapOwner(README, adminContainer);
+    expect(owner.token).toMatch(/^ctga_/);
+    admin = cliWithToken(README, adminContainer, owner.token);
+    // From then on the CLI acts only with an administrator's token.
+    expect(() => podman(['exec', adminContainer, 'node', 'admin/src/cli/main.js', 'org', 'list', '--json'])).toThrow(/token/i);
+  });
+
+  it('the owner signs in through the identity provider, which the admin reaches by its network name over HTTPS', async () => {
+    expect(await console_.signIn(owner.name)).toMatchObject({ actor: `admin:${owner.name}`, role: 'owner', via: 'oidc' });
+  });
+
+  it('through the admin API, with the session cookie and CSRF token as the console sends them: an organization and a key', async () => {
+    org = `images-${randomBytes(3).toString('hex')}`;
+    // The cookie alone changes nothing: without the session's CSRF token, refused.
+    const forged = await console_.call('POST', '/api/orgs', { id: org, models: [modelId] }, { 'x-csrf-token': '' });
+    expect(forged.status).toBe(403);
+    expect(forged.body.code).toBe('csrf_rejected');
+    const made = await console_.call('POST', '/api/orgs', { id: org, models: [modelId] });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const created = await console_.call('POST', `/api/orgs/${org}/keys`, { name: 'image test' });
+    expect(created.status, JSON.stringify(created.body)).toBe(201);
+    expect(created.body).toMatchObject({ org, name: 'image test', status: 'active' });
+    key = created.body.key;
+  });
+
+  it("every change is audited under the owner's name, checkpointed on the pod's claim, and the trail verifies", async () => {
+    const { status, body } = await console_.call('GET', '/api/audit?limit=20');
+    expect(status).toBe(200);
+    const mine = (body.records as { actor: string; action: string; detail: any }[]).filter((r) => r.actor === `admin:${owner.name}`);
+    expect(mine.map((r) => r.action)).toEqual(expect.arrayContaining(['session.create', 'org.create', 'key.create']));
+    expect(mine.find((r) => r.action === 'session.create')!.detail).toMatchObject({ via: 'oidc' });
+    // The refused change is on record too, with who tried.
+    expect(mine.map((r) => r.action)).toContain('access.csrf_rejected');
+    // The first owner was made by the CLI before anyone could sign in: named for the pod's user.
+    expect(body.records).toContainEqual(
+      expect.objectContaining({ actor: 'bootstrap:ctg-admin', action: 'admin.create', target: `admin:${owner.name}` }),
+    );
+    // The checkpoints: one signed line per record, on the claim's folder (the root is read-only).
+    const anchor = envOf('ctg-admin-env').AUDIT_ANCHOR_FILE!;
+    const lines = readFileSync(join(auditClaim, basename(anchor)), 'utf8')
+      .trim()
+      .split('\n');
+    expect(lines.length).toBe(body.head.seq);
+    expect(JSON.parse(lines.at(-1)!)).toMatchObject({ seq: body.head.seq, hash: body.head.hash });
+    expect(JSON.parse(admin(['audit', 'verify', '--json']))).toMatchObject({ ok: true });
+  });
+
+  it("the admin listener's /metrics answers only the metrics token", async () => {
+    const plain = await console_.call('GET', '/metrics', undefined, { cookie: '' });
+    expect(plain.status).toBe(401);
+    const scraped = await console_.call('GET', '/metrics', undefined, { authorization: `Bearer ${metricsToken}` });
+    expect(scraped.status).toBe(200);
+    expect(scraped.body).toMatch(/^ctg_budget_organizations\{state="budgeted"\} 0$/m);
+  });
+});
+
 describe('the images, run as the staging overlay runs them', () => {
   it("every container runs as its pod's non-root user on a read-only root filesystem", () => {
     for (const [container, deployment] of [
       [authz[0]!, 'ctg-authz'],
       [`${net.name}-embedder`, 'ctg-embedder'],
       [`${net.name}-gateway`, 'ctg-gateway'],
+      [adminContainer, 'ctg-admin'],
     ] as const) {
       const uid = podOf(deployment).securityContext.runAsUser as number;
       expect(uid, deployment).toBeGreaterThanOrEqual(10_000);
@@ -334,6 +464,7 @@ describe('the images, run as the staging overlay runs them', () => {
       [authz[0]!, 'ctg-authz'],
       [`${net.name}-embedder`, 'ctg-embedder'],
       [`${net.name}-gateway`, 'ctg-gateway'],
+      [adminContainer, 'ctg-admin'],
     ] as const) {
       const named = podOf(deployment).containers[0].image as string;
       expect(named).toMatch(/^localhost\/ctg-[a-z]+:[\w.-]+@sha256:[0-9a-f]{64}$/);
@@ -345,13 +476,20 @@ describe('the images, run as the staging overlay runs them', () => {
   it("each image carries only what its process runs: compiled JavaScript, its own packages, this platform's binaries", () => {
     const inImage = (image: string, script: string) =>
       podman(['run', '--rm', '--pull=never', '--entrypoint', 'bash', image, '-c', script]).trim().split('\n').filter(Boolean);
-    for (const image of [IMAGES.authz, IMAGES.embedder]) {
+    for (const image of [IMAGES.authz, IMAGES.embedder, IMAGES.admin]) {
       // No TypeScript to transpile at start, no transpiler, no compiler.
       expect(inImage(image, "cd /app && find . -name '*.ts' ! -name '*.d.ts' -not -path './node_modules/*'"), image).toEqual([]);
       expect(inImage(image, 'cd /app/node_modules && ls -d tsx esbuild typescript 2>/dev/null || true'), image).toEqual([]);
     }
     // authz never loads the model: no ONNX Runtime (288 MB) in its image.
     expect(inImage(IMAGES.authz, 'ls -d /app/node_modules/onnxruntime-* 2>/dev/null || true')).toEqual([]);
+    // admin: its own folder and what it shares, none of the request path's code or packages (no
+    // model runtime, no gRPC, no Envoy), nor the test identity provider; the console's files beside it.
+    expect(inImage(IMAGES.admin, 'ls /app')).toEqual(['admin', 'contract', 'node_modules', 'openapi', 'package.json']);
+    expect(
+      inImage(IMAGES.admin, 'cd /app/node_modules && ls -d onnxruntime-* @grpc oidc-provider playwright-core 2>/dev/null || true'),
+    ).toEqual([]);
+    expect(inImage(IMAGES.admin, 'ls /app/admin/src/console/index.html /app/node_modules/openid-client/package.json')).toHaveLength(2);
     // The embedder's ONNX Runtime: this platform's binaries only (not darwin, win32 or the other arch).
     expect(inImage(IMAGES.embedder, 'cd /app/node_modules/onnxruntime-node/bin && ls -d napi-v*/*/*')).toEqual([
       `napi-v6/linux/${process.arch}`,
@@ -411,5 +549,18 @@ describe('the images, run as the staging overlay runs them', () => {
     expect(asEmbedder('PING')).toBe('PONG');
     expect(asEmbedder('GET', `${env.REDIS_KEY_PREFIX}usage`)).toMatch(/NOPERM/);
     expect(asEmbedder('KEYS', '*')).toMatch(/NOPERM/);
+  });
+});
+
+describe('after all of the above', () => {
+  it("admin's peak memory through all of the above (sign-in, API, CLI, usage) stays within its pod's memory request", () => {
+    // VmHWM: the node process's peak resident set (the figure deploy/README.md → Administration gives).
+    const status = podman(['exec', adminContainer, 'cat', '/proc/1/status']);
+    const mib = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB$`, 'm').exec(status)![1]) / 1024;
+    const request = podOf('ctg-admin').containers[0].resources.requests.memory as string;
+    expect(request).toMatch(/^\d+Mi$/);
+    const [peak, now, anon] = [mib('VmHWM'), mib('VmRSS'), mib('RssAnon')].map(Math.round);
+    console.log(`admin: peak RSS ${peak} MiB, now ${now} MiB (${anon} MiB anonymous), request ${request}`);
+    expect(mib('VmHWM')).toBeLessThan(Number.parseInt(request, 10));
   });
 });

@@ -1,7 +1,8 @@
 /**
  * `buildAdminServer(deps)`: the admin listener's Fastify app, unstarted. The console page at
  * `/`, the admin API under `/api` routed from openapi/admin.yaml (each operation's role from its
- * `x-required-role`), problem bodies for every error (404 and 405 included). The client address
+ * `x-required-role`), problem bodies for every error (404 and 405 included), the probes
+ * (`/health`, `/ready`) and `/metrics` beside it. The client address
  * comes from X-Forwarded-For only when the peer is a configured trusted proxy. Only
  * main.ts listens.
  */
@@ -13,6 +14,7 @@ import type { OidcSettings } from '../config.js';
 import type { Operations } from '../operations/operations.js';
 import { authenticate, type GuardDeps } from './guard.js';
 import { adminHandlers } from './handlers.js';
+import { registerProbes } from './health.js';
 import { registerAdminMetrics } from './metrics.js';
 import { OidcSignIn } from './oidc.js';
 import { AdminHttpError, handleAdminError, sendAdminProblem } from './problems.js';
@@ -28,7 +30,8 @@ const BODY_LIMIT_BYTES = 65_536;
 export interface AdminServerDeps {
   readonly ops: Operations;
   readonly config: CoreConfig;
-  readonly stores: Pick<AdminDeps, 'sessions'>;
+  /** Sessions and pending sign-ins; the administrators' count is what GET /ready reads. */
+  readonly stores: Pick<AdminDeps, 'sessions' | 'admins'>;
   /** A console session's idle and absolute lifetimes (ADMIN_SESSION_TTL_S, ADMIN_SESSION_MAX_S). */
   readonly sessionLifetimes: Lifetimes;
   /** Addresses or CIDR ranges whose X-Forwarded-For is believed; [] believes none. */
@@ -64,6 +67,7 @@ export function buildAdminServer(deps: AdminServerDeps): FastifyInstance {
     if (request.url.startsWith('/api/')) reply.header('cache-control', 'no-store').header('x-content-type-options', 'nosniff');
   });
   registerConsole(app);
+  registerProbes(app, deps.stores.admins);
   registerAdminMetrics(app, deps.ops, deps.metricsToken);
   registerAdminRoutes(app, adminDocument, adminHandlers({ ...guard, ops: deps.ops, config: deps.config, oidc }), (request, op) =>
     authenticate(request, op.operationId, op.role, guard),
