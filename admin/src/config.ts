@@ -55,6 +55,8 @@ export interface AdminConfig extends OpenConfig {
   /** Addresses or CIDR ranges whose X-Forwarded-For is believed (ADMIN_TRUSTED_PROXIES). */
   readonly trustedProxies: readonly string[];
   readonly oidc: OidcSettings | null;
+  /** The console's public origin (ADMIN_PUBLIC_URL), or null; with https: every cookie is `Secure`. */
+  readonly publicUrl: string | null;
   readonly logLevel: LogLevel;
   /** The bearer token GET /metrics requires (METRICS_TOKEN[_FILE]); without one, /metrics answers nobody. */
   readonly metricsToken: string | undefined;
@@ -151,6 +153,7 @@ export function loadAdminConfig(env: Env = process.env): AdminConfig {
     bootstrapName,
     trustedProxies: readProxies(env, problems),
     oidc: readOidc(env, problems),
+    publicUrl: readPublicUrl(env, problems),
     logLevel,
     metricsToken,
   });
@@ -227,6 +230,17 @@ function readProxies(env: Env, problems: string[]): string[] {
   return raw;
 }
 
+// Read with or without single sign-on: behind a TLS ingress the cookies must be Secure either way.
+function readPublicUrl(env: Env, problems: string[]): string | null {
+  const publicUrl = (env.ADMIN_PUBLIC_URL ?? '').replace(/\/+$/, '');
+  if (publicUrl === '') return null;
+  if (!/^https?:\/\/[^/\s]+$/.test(publicUrl))
+    problems.push(
+      `ADMIN_PUBLIC_URL: must be the console's origin such as https://admin.example.org, got ${JSON.stringify(env.ADMIN_PUBLIC_URL)}`,
+    );
+  return publicUrl;
+}
+
 function readOidc(env: Env, problems: string[]): OidcSettings | null {
   const issuer = env.OIDC_ISSUER;
   if (!issuer) return null;
@@ -241,9 +255,7 @@ function readOidc(env: Env, problems: string[]): OidcSettings | null {
   if (!/^https?:\/\/\S+$/.test(issuer)) problems.push(`OIDC_ISSUER: must be an http(s) URL, got ${JSON.stringify(issuer)}`);
   if (!clientId) problems.push('OIDC_CLIENT_ID: required with OIDC_ISSUER');
   if (!clientSecret) problems.push('OIDC_CLIENT_SECRET / OIDC_CLIENT_SECRET_FILE: required with OIDC_ISSUER');
-  if (!/^https?:\/\/[^/\s]+$/.test(publicUrl))
-    problems.push(
-      `ADMIN_PUBLIC_URL: required with OIDC_ISSUER, the console's origin such as https://admin.example.org, got ${JSON.stringify(env.ADMIN_PUBLIC_URL ?? '')}`,
-    );
+  if (publicUrl === '')
+    problems.push("ADMIN_PUBLIC_URL: required with OIDC_ISSUER, the console's origin such as https://admin.example.org");
   return { issuer, clientId, clientSecret, publicUrl };
 }

@@ -36,6 +36,7 @@ async function main(): Promise<void> {
     sessionLifetimes: { idleMs: config.adminSessionTtlMs, maxMs: config.adminSessionMaxMs },
     trustedProxies: config.trustedProxies,
     oidc: config.oidc,
+    publicUrl: config.publicUrl,
     logLevel: config.logLevel,
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
   });

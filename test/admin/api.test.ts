@@ -35,7 +35,7 @@ let clock = Date.parse('2031-03-04T05:06:07Z');
 const tokens: Record<string, string> = {};
 let TOKEN = '';
 
-const build = (trustedProxies: string[] = []) =>
+const build = (trustedProxies: string[] = [], publicUrl: string | null = null) =>
   buildAdminServer({
     ops: createOperations(deps),
     config,
@@ -43,6 +43,7 @@ const build = (trustedProxies: string[] = []) =>
     sessionLifetimes: { idleMs: 3_600_000, maxMs: 43_200_000 },
     trustedProxies,
     oidc: null,
+    publicUrl,
     logLevel: 'silent',
   });
 
@@ -158,6 +159,16 @@ describe('admin API: authentication', () => {
       400,
       'invalid_body',
     );
+  });
+
+  it('marks the session cookie Secure behind an https public origin, with or without single sign-on', async () => {
+    expect((await signIn('bob')).setCookie).not.toContain('Secure');
+    const behindTls = build([], 'https://admin.example.org');
+    try {
+      expect((await signIn('bob', {}, behindTls)).setCookie).toMatch(/; Secure(;|$)/);
+    } finally {
+      await behindTls.close();
+    }
   });
 
   it('signs out: the session stops working', async () => {

@@ -37,6 +37,8 @@ export interface AdminServerDeps {
   /** Addresses or CIDR ranges whose X-Forwarded-For is believed; [] believes none. */
   readonly trustedProxies: readonly string[];
   readonly oidc: OidcSettings | null;
+  /** The console's public origin (ADMIN_PUBLIC_URL); with https: the session cookie is `Secure`. */
+  readonly publicUrl?: string | null;
   readonly logLevel?: string;
   /** The bearer token GET /metrics requires (METRICS_TOKEN); without one, /metrics answers nobody. */
   readonly metricsToken?: string;
@@ -52,7 +54,7 @@ export function buildAdminServer(deps: AdminServerDeps): FastifyInstance {
     // Unknown body fields are refused (as the CLI refuses unknown flags), not silently dropped.
     ajv: { customOptions: { removeAdditional: false, coerceTypes: 'array', allErrors: false } },
   });
-  const secure = deps.oidc?.publicUrl.startsWith('https:') ?? false;
+  const secure = (deps.publicUrl ?? deps.oidc?.publicUrl ?? '').startsWith('https:');
   const guard: GuardDeps = {
     ops: deps.ops,
     sessions: new Sessions(deps.stores.sessions, deps.sessionLifetimes, secure, deps.ops.now),
