@@ -1,5 +1,5 @@
 # The local stack and the test suite. `make up` then `make test` from a fresh clone.
-# Settings come from the environment (scripts/stack/settings.ts reads them; README lists them):
+# Settings come from the environment (scripts/stack/settings.ts reads them; docs/configuration.md lists them):
 #   GATEWAY_PORT=8443 ENVOY_ADMIN_PORT=9901 EMBEDDER_PORT=8081 AUTHZ_PORT=9191
 #   REDIS_URL=<make up's own persistent Redis> MODEL_DIR=.local/models/default MODEL_ID=<manifest id>
 SHELL := /bin/bash

@@ -1,5 +1,5 @@
 /**
- * `npx tsx bench/floods-run.ts [idleConnections]`: the README "Security" figures. Runs each flood
+ * `npx tsx bench/floods-run.ts [idleConnections]`: the figures of docs/security.md. Runs each flood
  * of bench/floods.ts against a fresh local stack with the production defaults (10,000
  * connections, 60 s idle and whole-request timeouts, 0.5 s authz deadline) on the generated test
  * model, prints a table and writes bench/results/floods.json. About four minutes.

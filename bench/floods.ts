@@ -2,7 +2,7 @@
  * Hostile-client floods against a running gateway, each measured while a legitimate client keeps
  * sending small embedding requests: idle TLS connections, slow request bodies, and HTTP/2 streams
  * with unfinished bodies. Used by the bounded test (test/e2e/floods.test.ts) and by
- * `npx tsx bench/floods.ts` for the README's "Security" figures. Loopback only; every loop is
+ * `npx tsx bench/floods.ts` for the figures of docs/security.md. Loopback only; every loop is
  * bounded in count and time and ends by itself.
  */
 import { readFileSync } from 'node:fs';

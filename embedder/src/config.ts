@@ -110,7 +110,7 @@ function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined
   const config = {
     store,
     // A week: long enough to collect results after a long weekend, short enough that copies of
-    // clinical text do not linger (README "Re-indexing a corpus" argues it).
+    // clinical text do not linger (docs/batch.md argues it).
     retentionSeconds: read.integer('BATCH_RETENTION_DAYS', 7, 1, 3650) * 86_400,
     maxFileBytes: read.integer('BATCH_FILE_MAX_BYTES', 200 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
     maxFileLines: read.integer('BATCH_FILE_MAX_LINES', 50_000, 1, 1_000_000),

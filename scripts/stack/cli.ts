@@ -133,7 +133,7 @@ The gateway is up.
   Metrics:   http://127.0.0.1:${s.envoyAdminPort}/stats/prometheus (Envoy), http://127.0.0.1:${s.baseEnv?.AUTHZ_METRICS_PORT ?? 9192}/metrics (authz, with "authorization: Bearer" the token in ${s.svc.metricsTokenFile}), http://${s.embedder.host}:${s.embedder.port}/metrics (embedder, the same token)
   Prometheus: make prometheus, then http://127.0.0.1:9090   (alerts and dashboard: deploy/prometheus/README.md)
 
-Create an organization and an API key (exported as KEY for the curl below and README's clients):
+Create an organization and an API key (exported as KEY for the curl below and the README's and docs/clients.md's clients):
   npm run admin -- org create acme --models ${s.svc.modelId}
   export KEY=$(npm run -s admin -- key create --org acme --json | node -pe 'JSON.parse(require("fs").readFileSync(0)).key')
 

@@ -1,6 +1,6 @@
 /**
  * The settings of `make up`'s stack: the only place the stack scripts read the environment.
- * Each variable has the default the README documents; every bad value is reported at once,
+ * Each variable has the default docs/configuration.md documents; every bad value is reported at once,
  * in the wording every process uses (contract/env.ts).
  */
 import { join, resolve } from 'node:path';

@@ -26,7 +26,7 @@ done
 if [[ -z "${REDIS_URL:-}" ]] && ! command -v redis-server >/dev/null 2>&1; then
   die "redis-server is not installed; the stack runs its own (persistent) Redis.
   Install it (Debian/Ubuntu: sudo apt-get install redis-server; macOS: brew install redis),
-  or point REDIS_URL at a Redis of yours (one that persists: see README, Persistence)."
+  or point REDIS_URL at a Redis of yours (one that persists: see docs/operating.md, Persistence)."
 fi
 
 exec node --import tsx scripts/stack/cli.ts up

@@ -1,10 +1,10 @@
 /**
- * Every client the README shows, run as written against a real stack (Envoy, authz, the
- * embedder with the default model, Redis): each snippet is taken from README.md by its
+ * Every client the README and docs/clients.md show, run as written against a real stack (Envoy,
+ * authz, the embedder with the default model, Redis): each snippet is taken from its page by its
  * marker, pointed at this stack, run in the client's own runtime, and then probed through the
  * objects it defined (test/clients/python, test/clients/node). Its vectors must equal the
  * README curl's, its query vectors the gateway's `input_type: query` ones, and each error must
- * raise the class the README's table names. Run by `make test-clients`.
+ * raise the class docs/clients.md's table names. Run by `make test-clients`.
  */
 import { execFile } from 'node:child_process';
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -15,13 +15,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createKey, createOrg, orgName, orgWithKey } from '../support/stack-admin.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
 import { readErrorTable, TABLE_STATUSES } from './error-table.js';
-import { pointAt, readReadmeSnippets, type Snippet } from './readme-snippets.js';
+import { pointAt, readDocSnippets, type Snippet } from './readme-snippets.js';
 import { runBatchSnippet } from '../support/readme-batch.js';
 
 const run = promisify(execFile);
-const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
-const snippets = readReadmeSnippets(join(repoRoot, 'README.md'));
-const errorTable = readErrorTable(readme, '### Errors in each client');
+const snippets = readDocSnippets(repoRoot);
+const errorTable = readErrorTable(readFileSync(join(repoRoot, 'docs/clients.md'), 'utf8'), '## Errors in each client');
 const TEXT = 'Patient denies chest pain.';
 const TOLERANCE = 1e-5;
 
@@ -76,7 +75,7 @@ afterAll(async () => {
 
 function snippet(name: string): Snippet {
   const found = snippets.get(name);
-  if (!found) throw new Error(`README.md has no <!-- snippet: ${name} --> block`);
+  if (!found) throw new Error(`no page (README.md, docs/*.md) has a <!-- snippet: ${name} --> block`);
   return found;
 }
 
@@ -152,8 +151,8 @@ async function runClient(name: string): Promise<any> {
   return JSON.parse(stdout);
 }
 
-describe('README clients, run as written', () => {
-  it('the README names every client this check runs, and its error table has a row for each', () => {
+describe('README and docs/clients.md clients, run as written', () => {
+  it('the pages name every client this check runs, and the error table has a row for each', () => {
     expect([...snippets.keys()].sort()).toEqual(['batch-node', 'batch-python', 'curl', ...Object.keys(CLIENTS)].sort());
     expect([...errorTable.keys()].sort()).toEqual(Object.keys(CLIENTS).sort());
   });
@@ -184,8 +183,8 @@ describe('README clients, run as written', () => {
   }
 });
 
-// "Re-indexing a corpus": the Batch API with the clients' own OpenAI SDKs (make test uses the repo's, test/e2e/batch.test.ts).
-describe('README batch snippets, run as written', () => {
+// docs/batch.md, "Re-indexing a corpus": the Batch API with the clients' own OpenAI SDKs (make test uses the repo's, test/e2e/batch.test.ts).
+describe('docs/batch.md batch snippets, run as written', () => {
   for (const name of ['batch-python', 'batch-node'] as const) {
     it(name, async () => {
       const result = await runBatchSnippet(

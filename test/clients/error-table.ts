@@ -1,5 +1,5 @@
 /**
- * The README's "Errors in each client" table, read as the expectation: one row per snippet
+ * docs/clients.md's "Errors in each client" table, read as the expectation: one row per snippet
  * name, one cell per status, each cell the class the client raises (`Class`, or
  * `Class` wrapping `Inner` for clients that wrap the OpenAI SDK's error).
  */
@@ -11,10 +11,10 @@ export interface ErrorCell {
 export const TABLE_STATUSES = ['400', '401', '403', '429'] as const;
 export type TableStatus = (typeof TABLE_STATUSES)[number];
 
-/** Rows of the table under `heading` (`### …`): snippet name → status → expected class. */
+/** Rows of the table under `heading` (`## …`): snippet name → status → expected class. */
 export function readErrorTable(markdown: string, heading: string): Map<string, Record<TableStatus, ErrorCell>> {
   const start = markdown.indexOf(`\n${heading}\n`);
-  if (start < 0) throw new Error(`README has no ${heading} section`);
+  if (start < 0) throw new Error(`no ${heading} section`);
   const rows = new Map<string, Record<TableStatus, ErrorCell>>();
   const lines = markdown.slice(start).split('\n').slice(2);
   for (const line of lines.slice(lines.findIndex((l) => l.startsWith('|')))) {

@@ -95,7 +95,7 @@ function multipart(content: Buffer): { body: Buffer; type: string } {
   };
 }
 
-describe('the README\'s "Re-indexing a corpus" snippets, as written', () => {
+describe('the "Re-indexing a corpus" snippets of docs/batch.md, as written', () => {
   for (const name of ['batch-python', 'batch-node'] as const) {
     it(name, async () => {
       const result = await runBatchSnippet(

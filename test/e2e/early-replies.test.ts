@@ -15,7 +15,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PROBLEM_CONTENT_TYPE } from '../../openapi/problems.js';
-import { pointAt, readReadmeSnippets } from '../clients/readme-snippets.js';
+import { pointAt, readDocSnippets } from '../clients/readme-snippets.js';
 import { orgWithKey, type CreatedKey } from '../support/stack-admin.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
 
@@ -35,7 +35,7 @@ beforeAll(async () => {
   stack = await startStack(join(repoRoot, '.local/models/test'));
   // A high rpm: 80 accepted requests must not meet the rate limit.
   key = orgWithKey(stack, 'early', { rpm: 10_000 });
-  readmeCurl = pointAt(readReadmeSnippets(join(repoRoot, 'README.md')).get('curl')!, stack.baseUrl, stack.dirs.caFile).code;
+  readmeCurl = pointAt(readDocSnippets(repoRoot).get('curl')!, stack.baseUrl, stack.dirs.caFile).code;
   bigBody = join(stack.dirs.dir, 'big.json');
   // 1.1 MiB: over the 1 MiB limit, as a client that over-fills a request sends it.
   writeFileSync(bigBody, JSON.stringify({ model: stack.svc.modelId, input: ['x'.repeat(1_153_434)] }));

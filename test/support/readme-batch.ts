@@ -1,5 +1,5 @@
 /**
- * Runs the README's "Re-indexing a corpus" snippets as written (pointed at a test stack by
+ * Runs the Batch API snippets of docs/batch.md ("Re-indexing a corpus") as written (pointed at a test stack by
  * test/clients/readme-snippets.ts: only the base URL and the CA path change), in a fresh working
  * directory, with a given Python and a folder whose node_modules hold the `openai` package.
  * Returns what each printed, line by line, and what its comments say it prints.
@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { pointAt, readReadmeSnippets } from '../clients/readme-snippets.js';
+import { pointAt, readDocSnippets } from '../clients/readme-snippets.js';
 
 const run = promisify(execFile);
 
@@ -30,8 +30,8 @@ export async function runBatchSnippet(
   key: string,
   runtimes: { python: string; nodeModulesDir: string },
 ): Promise<SnippetRun> {
-  const snippet = readReadmeSnippets(join(repoRoot, 'README.md')).get(name);
-  if (!snippet) throw new Error(`README.md has no <!-- snippet: ${name} --> block`);
+  const snippet = readDocSnippets(repoRoot).get(name);
+  if (!snippet) throw new Error(`no page (README.md, docs/*.md) has a <!-- snippet: ${name} --> block`);
   const { code, env } = pointAt(snippet, stack.baseUrl, stack.caFile);
   const cwd = mkdtempSync(join(tmpdir(), 'ctg-reindex-'));
   const base = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, KEY: key };

@@ -16,7 +16,7 @@ export function persistenceWarning(config: PersistenceConfig): string | null {
   if (config.appendonly === 'yes' || config.save.trim() !== '') return null;
   return (
     'redis keeps nothing on disk (appendonly no, save ""): a Redis restart loses every organization, key and usage record. ' +
-    'Enable appendonly (see README, "Persistence and replication")'
+    'Enable appendonly (see docs/operating.md, "Persistence and replication")'
   );
 }
 
