@@ -10,10 +10,10 @@ PROMETHEUS_DIR ?= .local/prometheus
 # make fleet: options of scripts/fleet/main.ts (--quick, --only NAME, --out FILE).
 FLEET_ARGS ?=
 
-.PHONY: help up down restart logs certs envoy model install test test-envoy test-e2e test-litellm test-clients test-images images-check typecheck lint format bench console fleet prometheus
+.PHONY: help up down restart logs certs envoy model install check test test-envoy test-e2e test-litellm test-clients test-images images-check typecheck lint format bench console fleet prometheus
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ name[NR] = $$1; text[NR] = $$2; if (length($$1) > width) width = length($$1) } \
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{ name[NR] = $$1; text[NR] = $$2; if (length($$1) > width) width = length($$1) } \
 		END { for (i = 1; i <= NR; i++) printf("  make %-" width "s  %s\n", name[i], text[i]) }'
 
 up: ## install what is missing, start Redis (if needed), authz, the embedder and Envoy; wait until ready
@@ -39,12 +39,19 @@ model: ## install the default model into .local/models/default
 install: ## everything `make test` needs: npm deps, Envoy, the default and test models, the Python test tools, the deploy linters, Prometheus
 	@bash scripts/stack/install.sh --test
 
+check: ## the edit-test loop: lint, the type check and the unit tests (*.unit.test.ts: no stack, no Redis, no process), about a minute
+	@test -d node_modules || npm ci --no-audit --no-fund
+	@npm run -s lint && npx tsc --noEmit && npx vitest run --config vitest.unit.config.ts
+
 test: install ## the whole suite, end-to-end tests included (they start their own stack on free ports), then the images run as a pod (images-check)
 	@bash scripts/stack/with-redis.sh npx vitest run
 	@$(MAKE) --no-print-directory images-check
 
 test-envoy: install ## only the Envoy and end-to-end suites
 	@bash scripts/stack/with-redis.sh npx vitest run test/envoy test/e2e
+
+test-e2e: install ## only the end-to-end suites (test/e2e: the whole stack over HTTPS, each file its own)
+	@bash scripts/stack/with-redis.sh npx vitest run test/e2e
 
 test-litellm: ## litellm's error classes against a test stack (own venv, ~300 MB; not in make test)
 	@bash scripts/stack/install-litellm.sh && bash scripts/stack/with-redis.sh npx vitest run --config test/litellm/vitest.config.ts
@@ -59,7 +66,7 @@ test-images: install ## build the four images with podman (root; bases from Debi
 images-check:
 	@bash scripts/images/build.sh && npx vitest run --config test/images/vitest.config.ts test/images/pod.check.ts
 
-test-clients: install ## every client README.md shows, run as written against a test stack (own venv + npm folder, ~600 MB; not in make test)
+test-clients: install ## every client snippet of README.md and docs/clients.md, run as written against a test stack (own venv + npm folder, ~600 MB; not in make test)
 	@bash scripts/stack/install-clients.sh && bash scripts/stack/with-redis.sh npx vitest run --config test/clients/vitest.config.ts
 
 console: ## the admin service (admin/): console + admin API on 127.0.0.1:9443 (after make up); token in .local/admin-token

@@ -6,6 +6,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // The *.unit.test.ts files run behind the unit guard here too (test/support/unit-guard.ts).
+    setupFiles: ['test/support/unit-setup.ts'],
     fileParallelism: false,
     testTimeout: 60_000,
     hookTimeout: 120_000,

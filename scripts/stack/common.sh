@@ -11,7 +11,7 @@ LOG_DIR="$LOCAL/logs"
 TLS_DIR="$LOCAL/tls"
 
 # The test suite's Redis (with-redis.sh); make up runs its own unless REDIS_URL is set (settings.ts).
-# The default is DEFAULT_REDIS_URL of contract/redis-target.ts (test/contract/env.test.ts checks).
+# The default is DEFAULT_REDIS_URL of contract/redis-target.ts (test/contract/env.unit.test.ts checks).
 REDIS_URL="${REDIS_URL:-redis://127.0.0.1:6379}"
 KEY_HASH_SECRET_FILE="${KEY_HASH_SECRET_FILE:-$LOCAL/key-hash-secret}"
 GRANT_SECRET_FILE="${GRANT_SECRET_FILE:-$LOCAL/grant-secret}"

@@ -57,7 +57,7 @@ function readmeTargets(): string[] {
   const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
   const table = readme.slice(readme.indexOf('| Target | Does |'));
   const rows = table.slice(0, table.indexOf('\n\n')).split('\n');
-  return [...new Set(rows.flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`make ([a-z-]+)`/g)].map((m) => m[1]!)))];
+  return [...new Set(rows.flatMap((row) => [...(row.split('|')[1] ?? '').matchAll(/`make ([a-z0-9-]+)`/g)].map((m) => m[1]!)))];
 }
 
 /**
@@ -73,19 +73,28 @@ describe('the README make targets', () => {
   it('make help lists every target, and the README table names each of them', () => {
     const result = makeHelp();
     expect(result.status, result.stderr).toBe(0);
-    const listed = [...result.stdout.matchAll(/^ {2}make ([a-z-]+)\s/gm)].map((m) => m[1]!);
+    const listed = [...result.stdout.matchAll(/^ {2}make ([a-z0-9-]+)\s/gm)].map((m) => m[1]!);
     const promised = readmeTargets();
     expect(promised.length).toBeGreaterThan(10);
     expect(listed.filter((t) => t !== 'help').sort()).toEqual([...promised].sort());
   });
 
+  it('every .PHONY target has a rule, and every rule but images-check is in make help (a phony name with no rule runs nothing)', () => {
+    const makefile = readFileSync(join(repoRoot, 'Makefile'), 'utf8');
+    const phony = /^\.PHONY:(.*)$/m.exec(makefile)![1]!.trim().split(/\s+/);
+    const rules = [...makefile.matchAll(/^([a-z0-9-]+):/gm)].map((m) => m[1]!);
+    expect([...phony].sort()).toEqual([...rules].sort());
+    const listed = [...makeHelp().stdout.matchAll(/^ {2}make ([a-z0-9-]+)\s/gm)].map((m) => m[1]!);
+    expect(rules.filter((rule) => !listed.includes(rule))).toEqual(['images-check']);
+  });
+
   it('make help aligns every description, however long the target name', () => {
     const lines = makeHelp().stdout.trimEnd().split('\n');
-    const columns = lines.map((line) => /^ {2}make [a-z-]+ +/.exec(line)?.[0].length);
+    const columns = lines.map((line) => /^ {2}make [a-z0-9-]+ +/.exec(line)?.[0].length);
     expect(columns.every((c) => c !== undefined)).toBe(true);
     // One column for all, past the longest name (test-clients, test-litellm), with two spaces before it.
     expect(new Set(columns).size, lines.join('\n')).toBe(1);
-    const longest = Math.max(...lines.map((line) => /^ {2}make ([a-z-]+)/.exec(line)![1]!.length));
+    const longest = Math.max(...lines.map((line) => /^ {2}make ([a-z0-9-]+)/.exec(line)![1]!.length));
     expect(columns[0]).toBe('  make '.length + longest + 2);
   });
 

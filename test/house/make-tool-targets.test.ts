@@ -1,8 +1,9 @@
 /**
  * The README's small make targets, typed as a user types them: `make certs`, `make envoy`,
- * `make model`, `make typecheck` and `make logs`. (`make up`, `make down` and `make restart`'s
- * halves run in test/e2e/make-up.test.ts through the same scripts; `make test-envoy` is a subset
- * of this suite; `make bench` takes ten minutes and never runs inside the suite, by design.)
+ * `make model`, `make typecheck` and `make logs`; what `make check`, `make test-e2e` and
+ * `make test-envoy` run (each a part of this suite, whose lint, type check and files run here
+ * anyway). (`make up`, `make down` and `make restart`'s halves run in test/e2e/make-up.test.ts
+ * through the same scripts; `make bench` takes ten minutes and never runs inside the suite, by design.)
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { appendFileSync, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -41,6 +42,15 @@ describe('the README table’s tool targets', () => {
     const run = make('typecheck');
     expect(run.status, `${run.stdout}${run.stderr}`).toBe(0);
   }, 300_000);
+
+  it('make check runs the lint, the type check and the unit tier; make test-e2e and make test-envoy their folders', () => {
+    const dryRun = (target: string) => spawnSync('make', ['--no-print-directory', '-n', target], { cwd: repoRoot, encoding: 'utf8' });
+    const check = dryRun('check');
+    expect(check.status, check.stderr).toBe(0);
+    expect(check.stdout).toContain('npm run -s lint && npx tsc --noEmit && npx vitest run --config vitest.unit.config.ts');
+    expect(dryRun('test-e2e').stdout).toMatch(/with-redis\.sh npx vitest run test\/e2e$/m);
+    expect(dryRun('test-envoy').stdout).toMatch(/with-redis\.sh npx vitest run test\/envoy test\/e2e$/m);
+  });
 
   it('make logs follows what is written to .local/logs', async () => {
     const logs = join(repoRoot, '.local/logs');

@@ -3,7 +3,7 @@ import { selectBatch } from '../../embedder/src/core/batch-selection.js';
 import { Batcher, type BatchLimits, type BatchStats } from '../../embedder/src/core/batcher.js';
 import { fakeModel, row, tags } from '../support/fake-model.js';
 
-// One tenant throughout this file, so its share is the whole queue; batcher-fairness.test.ts has several.
+// One tenant throughout this file, so its share is the whole queue; batcher-fairness.unit.test.ts has several.
 const LIMITS: BatchLimits = {
   maxBatchTokens: 40,
   maxBatchSize: 4,

@@ -108,7 +108,7 @@ function layerViolations({ mayImport, ownedPackages }: Layering, files: readonly
       const target = relative('/src', resolve('/src', dirname(path), specifier))
         .split(sep)
         .join('/');
-      if (target.startsWith('..')) return []; // outside src/: boundaries.test.ts judges those
+      if (target.startsWith('..')) return []; // outside src/: boundaries.unit.test.ts judges those
       // A folder named by path (`new URL('../console/', …)`) is that folder's layer.
       const to = specifier.endsWith('/') ? target.split('/')[0]! : layerOf(target);
       return to === from || mayImport[from]!.includes(to) ? [] : [`${path} -> ${specifier} (${from} may not import ${to})`];
