@@ -63,7 +63,8 @@ describe('the Markdown pages', () => {
   });
 
   it('name in backticks only repository paths that exist (every README and docs page, from the root or its own folder)', () => {
-    const pages = markdownFiles.filter((f) => /(^|\/)README\.md$/.test(f) || f.startsWith('docs/'));
+    // The history of benchmark rounds names files as they were then (patches since removed).
+    const pages = markdownFiles.filter((f) => (/(^|\/)README\.md$/.test(f) || f.startsWith('docs/')) && f !== 'docs/benchmarks-history.md');
     const missing = pages.flatMap((page) => {
       const here = dirname(page);
       const roots = new Set([...topLevel, ...(here === '.' ? [] : readdirSync(join(repoRoot, here)))]);
