@@ -1,5 +1,6 @@
 /**
- * admin's configuration: the one module of admin that reads `process.env`. The CLI needs Redis,
+ * admin's configuration: the one module of admin that reads `process.env` (checked by
+ * test/contract/env-readers.unit.test.ts). The CLI needs Redis,
  * the access settings it shares with authz (contract/access-settings.ts: key prefix, key-hash
  * secret, model, default limits) and the audit trail's; the admin server adds its listener,
  * sessions, OpenID Connect, logging and metrics. Every bad variable is reported together, by

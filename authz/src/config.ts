@@ -1,5 +1,6 @@
 /**
- * Authz configuration: the one module of authz that reads `process.env` (main.ts calls it once).
+ * Authz configuration: the one module of authz that reads `process.env` (main.ts calls it once;
+ * test/contract/env-readers.unit.test.ts checks; libraries read their own OTEL_* and GRPC_*).
  * Every variable is parsed and validated in one pass; all problems are reported together, each
  * naming its variable, and the result is frozen.
  */

@@ -1,6 +1,8 @@
 /**
- * The embedder's settings: the only module that reads `process.env`. Parsed once, validated
- * whole (one error naming every bad variable), frozen.
+ * The embedder's settings: the only module that reads settings from `process.env`
+ * (model/ort-telemetry.ts only sets ORT_DISABLE_TELEMETRY for ONNX Runtime's native code;
+ * test/contract/env-readers.unit.test.ts checks). Parsed once, validated whole (one error naming
+ * every bad variable), frozen.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';

@@ -8,7 +8,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { brokenLinks, headingSlugs, namedPaths, proseOf } from './markdown.js';
+import { brokenLinks, headingSlugs, namedPaths, namedSourceFiles, proseOf } from './markdown.js';
 import { repoRoot } from '../../contract/repo-root.js';
 
 /** Folders that hold no page of ours: installed, generated or version control's. */
@@ -23,7 +23,9 @@ function filesUnder(dir: string): string[] {
   });
 }
 
-const markdownFiles = filesUnder('.').filter((f) => f.endsWith('.md'));
+const ourFiles = filesUnder('.');
+const markdownFiles = ourFiles.filter((f) => f.endsWith('.md'));
+const fileNames = new Set(ourFiles.map((f) => f.split('/').at(-1)!));
 const topLevel = new Set(readdirSync(repoRoot).filter((name) => !NOT_OURS.has(name)));
 /** Output folders .gitignore names (`bench/results/*`): a page may name a file that a run writes there. */
 const outputFolders = readFileSync(join(repoRoot, '.gitignore'), 'utf8')
@@ -74,6 +76,15 @@ describe('the Markdown pages', () => {
     });
     expect(missing).toEqual([]);
   });
+  it('name by their name alone only source files that exist somewhere (a layout row for a removed file)', () => {
+    const pages = markdownFiles.filter((f) => /(^|\/)README\.md$/.test(f) || (f.startsWith('docs/') && f !== 'docs/benchmarks-history.md'));
+    const missing = pages.flatMap((page) =>
+      namedSourceFiles(readFileSync(join(repoRoot, page), 'utf8'))
+        .filter((name) => !fileNames.has(name) && !(name.endsWith('.js') && fileNames.has(name.replace(/\.js$/, '.ts'))))
+        .map((name) => `${page}: ${name}`),
+    );
+    expect(missing).toEqual([]);
+  });
 });
 
 describe('the checks themselves', () => {
@@ -102,6 +113,13 @@ describe('the checks themselves', () => {
   it("make GitHub's slugs, duplicates numbered", () => {
     const page = '# Errors\n## How a request is admitted, and why this way\n## `make check`: the loop\n## Errors\n';
     expect([...headingSlugs(page)]).toEqual(['errors', 'how-a-request-is-admitted-and-why-this-way', 'make-check-the-loop', 'errors-1']);
+  });
+
+  it('take source file names from backticks outside code blocks', () => {
+    expect(namedSourceFiles('`check-limits.lua` and `redis.ts`, `a/b.ts`, `npm run x.ts`\n```sh\n`gone.ts`\n```')).toEqual([
+      'check-limits.lua',
+      'redis.ts',
+    ]);
   });
 
   it('take repository paths from backticks, not commands, URLs or placeholders', () => {

@@ -57,3 +57,13 @@ export function namedPaths(markdown: string, topLevel: ReadonlySet<string>): str
     .map((m) => m[1]!)
     .filter((token) => token.includes('/') && !token.startsWith('.local/') && topLevel.has(token.split('/')[0]!));
 }
+
+/** The source files `markdown` names in backticks by their name alone (`check-limits.lua`, `config.ts`). */
+export function namedSourceFiles(markdown: string): string[] {
+  return [...proseCode(markdown).matchAll(/`([A-Za-z0-9_-][A-Za-z0-9_.-]*\.(?:ts|lua|mjs|js|sh|py))`/g)].map((m) => m[1]!);
+}
+
+/** The text outside fenced code blocks, inline code kept (where a page names files). */
+function proseCode(markdown: string): string {
+  return markdown.replace(/^(```|~~~)[^\n]*\n[\s\S]*?^\1[^\n]*$/gm, '');
+}
