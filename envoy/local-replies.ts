@@ -3,6 +3,7 @@
  * one catalogue in openapi/problems.ts so Envoy's replies cannot be told apart from the
  * services' by their shape. The details are fixed sentences: Envoy never echoes request text.
  */
+import { REQUEST_ID_HEADER, REQUEST_ID_RULE_TEXT } from '../contract/request-id.js';
 import { problem, type ProblemCode } from '../openapi/problems.js';
 
 interface LocalReply {
@@ -20,10 +21,7 @@ export const localReplies: Readonly<Record<string, LocalReply>> = Object.freeze(
   PROBLEM_PAYLOAD_TOO_LARGE: { code: 'payload_too_large', detail: 'The request body is larger than 1 MiB.' },
   PROBLEM_MALFORMED_REQUEST: { code: 'invalid_body', detail: 'The HTTP request could not be read.' },
   PROBLEM_HEADERS_TOO_LARGE: { code: 'invalid_body', detail: 'headers: at most 64 request headers and 32 KiB of them are accepted.' },
-  PROBLEM_INVALID_REQUEST_ID: {
-    code: 'invalid_body',
-    detail: 'x-request-id: must be sent once, 1 to 200 characters of A-Z a-z 0-9 . _ : / + = @ -',
-  },
+  PROBLEM_INVALID_REQUEST_ID: { code: 'invalid_body', detail: `${REQUEST_ID_HEADER}: ${REQUEST_ID_RULE_TEXT}` },
   PROBLEM_UPSTREAM_UNAVAILABLE: {
     code: 'upstream_unavailable',
     detail: 'The embedding service cannot be reached; retry after the retry-after seconds.',

@@ -17,6 +17,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AUTHZ_CALLER_METADATA } from '../contract/headers.js';
+import { REQUEST_ID_LUA_PATTERN, REQUEST_ID_MAX_LENGTH } from '../contract/request-id.js';
 import { EnvReader, type Env } from '../contract/env.js';
 import { localReplies, localReplyBody } from './local-replies.js';
 import { statsCluster, statsListener } from './stats.js';
@@ -252,6 +253,9 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     STATS_CLUSTER: statsCluster(settings.statsPort ?? 0, settings.adminPort),
     AUTHZ_CALLER_METADATA: callerMetadata(settings.authzCallerToken),
     PER_SOURCE_LIMIT: perSourceLimit(settings.perSourceRps ?? 0),
+    // The request-id rule's one owner is contract/request-id.ts; the Lua filter gets it from there.
+    REQUEST_ID_MAX_LENGTH: String(REQUEST_ID_MAX_LENGTH),
+    REQUEST_ID_LUA_PATTERN,
   };
   for (const placeholder of Object.keys(localReplies)) {
     // Bodies sit in single-quoted YAML scalars and Envoy format strings, where ' and % are special.

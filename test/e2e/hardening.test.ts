@@ -115,6 +115,10 @@ describe('every edge of HTTP gets a problem body', () => {
         expect(res.headers['x-request-id']).toMatch(UUID);
       }
     }
+    // An empty id counts as absent (contract/request-id.ts): a fresh UUID, no refusal.
+    const empty = await stack.request({ method: 'GET', path: '/health', headers: { 'x-request-id': '' } });
+    expect(empty.status).toBe(200);
+    expect(empty.headers['x-request-id']).toMatch(UUID);
     const after = await post(allowed, body, { 'x-request-id': 'x'.repeat(200) });
     expect(after.status).toBe(200);
     expect(after.headers['x-request-id']).toBe('x'.repeat(200));

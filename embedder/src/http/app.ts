@@ -25,7 +25,7 @@ import {
   registerOperations,
 } from './openapi-routes.js';
 import { CountsOnlyLogController, outcomeOf, safeSerializers } from '../telemetry/request-log.js';
-import { REQUEST_ID_RULE } from '../settlement/settlement.js';
+import { REQUEST_ID_RULE } from '../../../contract/request-id.js';
 import { requireGrant } from './grant.js';
 import { batchRoutes, type BatchApi } from './batch-routes.js';
 

@@ -12,11 +12,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { GrantClaims } from '../../../contract/grant.js';
+import { REQUEST_ID_RULE } from '../../../contract/request-id.js';
 import { ProblemError } from '../../../openapi/problems.js';
 import { SettlementUnavailableError, type AdmitReply, type SettlementStore } from './store.js';
-
-/** The gateway's request-id rule (envoy.yaml.tmpl's Lua filter, the OpenAPI document): 1 to 200 of A-Z a-z 0-9 . _ : / + = @ -. */
-export const REQUEST_ID_RULE = /^[A-Za-z0-9._:/+=@-]{1,200}$/;
 
 export interface SettlementOptions {
   /** How long the embedder waits for one admit, and for a record (retries included). */
