@@ -11,7 +11,6 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifyExportFile } from '../../admin/src/audit/export-file.js';
@@ -21,8 +20,8 @@ import { createOperations, type Operations } from '../../admin/src/operations/op
 import type { Connection } from '../../admin/src/store/connection.js';
 import { TEST_MODEL, TEST_SECRET } from '../support/grpc-authz.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
+import { repoRoot } from '../../contract/repo-root.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const AUDIT_SECRET = 'audit-export-tests-secret-0123456789abcdef';
 const prefix = testPrefix();
 const work = mkdtempSync(join(repoRoot, '.local', 'auditor-'));
@@ -115,8 +114,8 @@ describe("the auditor's offline check", () => {
     expect(verifyLine).toBe(
       'npm run -s admin -- audit verify --file audit-2031-03.jsonl --public-key audit-public-key.pem --previous audit-2031-02.jsonl',
     );
-    // The front door and the console's page show the same command this test runs.
-    for (const doc of ['README.md', 'docs/console.md'])
+    // The operating page and the console's page show the same command this test runs.
+    for (const doc of ['docs/operating.md', 'docs/console.md'])
       expect(readFileSync(join(repoRoot, doc), 'utf8'), doc).toContain(`\n${verifyLine}\n`);
     expect((await sh(publish!, adminEnv)).code).toBe(0);
     expect(readFileSync(join(work, 'audit-public-key.pem'), 'utf8')).toBe(ops.auditPublicKey().publicKey);
