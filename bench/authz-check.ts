@@ -8,20 +8,20 @@
  *
  * Prints p50/p90/p99/max latency (ms) and checks/s; writes bench/results/authz-check.json.
  */
+import { join } from 'node:path';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { loadavg } from 'node:os';
-import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import { protos } from '../authz/src/edge/protos.js';
 import type { AuthorizationClient } from '../authz/generated/envoy/service/auth/v3/Authorization.js';
 import { connectedStore } from '../test/support/redis-store.js';
 import { callerMetadata, envoyCheck, TEST_CALLER_TOKEN, TEST_MODEL, TEST_SECRET } from '../test/support/grpc-authz.js';
 import { addKey, addOrg } from '../test/authz/fixtures.js';
+import { repoRoot } from '../contract/repo-root.js';
 
-const repoRoot = fileURLToPath(new URL('../', import.meta.url));
 const total = Number(process.argv[2] ?? 20_000);
 const concurrency = Number(process.argv[3] ?? 64);
 
@@ -100,8 +100,8 @@ async function main(): Promise<void> {
       loadAverage1m: +loadavg()[0]!.toFixed(2),
     };
     console.log(JSON.stringify(result, null, 2));
-    mkdirSync(`${repoRoot}bench/results`, { recursive: true });
-    writeFileSync(`${repoRoot}bench/results/authz-check.json`, `${JSON.stringify(result, null, 2)}\n`);
+    mkdirSync(join(repoRoot, 'bench/results'), { recursive: true });
+    writeFileSync(join(repoRoot, 'bench/results/authz-check.json'), `${JSON.stringify(result, null, 2)}\n`);
   } finally {
     client.close();
     authz.kill('SIGTERM');

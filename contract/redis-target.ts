@@ -11,10 +11,11 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { EnvReader } from './env.js';
 import { readOptionalFile } from './secrets.js';
+// Relative file paths start at the repository (or an image's app folder), as `make up` writes them.
+import { repoRoot } from './repo-root.js';
 
 /** The Redis every process uses when nothing else is set: the usual local one. */
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -74,10 +75,6 @@ function credentials(url: string): Pick<RedisOptions, 'username' | 'password' | 
   };
 }
 
-// The folder holding contract/ (the repository, or an image's app directory): relative file
-// paths start here, as `make up` writes them.
-const appRoot = fileURLToPath(new URL('../', import.meta.url));
-
 /**
  * The Redis settings, as every process reads them: REDIS_URL (default: the URL `make up` wrote
  * for its own Redis, REDIS_URL_FILE or `.local/redis-url`; without that file, DEFAULT_REDIS_URL,
@@ -87,7 +84,7 @@ const appRoot = fileURLToPath(new URL('../', import.meta.url));
  */
 export function readRedisSettings(read: EnvReader): RedisSettings {
   const named = read.optional('REDIS_URL_FILE');
-  const path = resolve(appRoot, named ?? '.local/redis-url');
+  const path = resolve(repoRoot, named ?? '.local/redis-url');
   const fallback = existsSync(path) ? readFileSync(path, 'utf8').trim() : DEFAULT_REDIS_URL;
   const sentinels = read.list('REDIS_SENTINELS').map((item) => {
     const match = /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(item);
@@ -98,9 +95,9 @@ export function readRedisSettings(read: EnvReader): RedisSettings {
   if (username !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(username))
     read.problem('REDIS_USERNAME', 'be 1-64 of A-Z a-z 0-9 . _ -', username);
   const password =
-    read.optional('REDIS_PASSWORD') ?? readOptionalFile(read, 'REDIS_PASSWORD_FILE', /^\S{1,512}$/, 'one line, no spaces', appRoot);
-  const sentinelPassword = readOptionalFile(read, 'REDIS_SENTINEL_PASSWORD_FILE', /^\S{1,512}$/, 'one line, no spaces', appRoot);
-  const tlsCa = readOptionalFile(read, 'REDIS_TLS_CA_FILE', /-----BEGIN CERTIFICATE-----/, 'a PEM certificate bundle', appRoot);
+    read.optional('REDIS_PASSWORD') ?? readOptionalFile(read, 'REDIS_PASSWORD_FILE', /^\S{1,512}$/, 'one line, no spaces', repoRoot);
+  const sentinelPassword = readOptionalFile(read, 'REDIS_SENTINEL_PASSWORD_FILE', /^\S{1,512}$/, 'one line, no spaces', repoRoot);
+  const tlsCa = readOptionalFile(read, 'REDIS_TLS_CA_FILE', /-----BEGIN CERTIFICATE-----/, 'a PEM certificate bundle', repoRoot);
   return {
     url: read.matching('REDIS_URL', fallback, /^rediss?:\/\/\S+$/, 'a redis:// URL'),
     sentinels,

@@ -10,13 +10,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { readAccessSettings } from '../../contract/access-settings.js';
 import { EnvReader, readLogLevel, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings } from '../../contract/redis-target.js';
 import { readToken } from '../../contract/secrets.js';
 import type { OpenConfig } from './operations/deps.js';
 import { adminName } from './operations/rules.js';
+import { repoRoot } from '../../contract/repo-root.js';
 
 export { ConfigError } from '../../contract/env.js';
 
@@ -63,7 +63,6 @@ export interface AdminConfig extends OpenConfig {
   readonly metricsToken: string | undefined;
 }
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const MIN_SECRET_LENGTH = 32;
 const MIN_TOKEN_LENGTH = 32;
 const DEFAULT_SECRET_FILE = '.local/audit-secret';

@@ -5,12 +5,12 @@
  *
  *   npx tsx authz/scripts/generate-proto-types.ts [outDir]
  */
+import { join } from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { LOADER_OPTIONS, PROTO_FILES, PROTO_INCLUDE_DIRS } from '../src/edge/protos.js';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+import { repoRoot } from '../../contract/repo-root.js';
 
 /** Writes the generated types into `outDir` (relative to the repository root). */
 export function generateProtoTypes(outDir: string): void {
@@ -29,7 +29,7 @@ export function generateProtoTypes(outDir: string): void {
     outDir,
     ...PROTO_FILES,
   ];
-  execFileSync(`${repoRoot}node_modules/.bin/proto-loader-gen-types`, args, { cwd: repoRoot });
+  execFileSync(join(repoRoot, 'node_modules/.bin/proto-loader-gen-types'), args, { cwd: repoRoot });
 }
 
 if (process.argv[1] && fileURLToPath(import.meta.url) === process.argv[1]) {

@@ -7,10 +7,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isAbsolute, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings, type RedisSettings } from '../../contract/redis-target.js';
 import { readSecret, readToken } from '../../contract/secrets.js';
+import { repoRoot } from '../../contract/repo-root.js';
 
 export interface EmbedderConfig {
   readonly host: string;
@@ -126,7 +126,6 @@ function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined
 
 /** The longest input a model may take; a batch must always be able to hold one. */
 const MAX_INPUT_TOKENS = 512;
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Reads and validates the embedder's variables; throws one ConfigError naming every bad one. */
 export function loadConfig(env: Env = process.env): EmbedderConfig {

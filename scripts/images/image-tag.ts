@@ -5,9 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
+import { repoRoot } from '../../contract/repo-root.js';
 
-const checkout = realpathSync(fileURLToPath(new URL('../..', import.meta.url)));
+const checkout = realpathSync(repoRoot);
 
 /** The tag of this checkout's test images. */
 function imageTag(): string {

@@ -19,10 +19,9 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync 
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { repoRoot } from '../../contract/repo-root.js';
 import { localImage } from './image-tag.js';
 
-const root = fileURLToPath(new URL('../..', import.meta.url));
 const runs = Number(process.argv[2] ?? 5);
 const image = localImage;
 const podman = (...args: string[]) => execFileSync('podman', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }).trim();
@@ -30,7 +29,7 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** KEY=VALUE lines of a base settings file, as the ConfigMap generator reads them. */
 function envFile(name: string): string[] {
-  return readFileSync(join(root, 'deploy/kubernetes/base', name), 'utf8')
+  return readFileSync(join(repoRoot, 'deploy/kubernetes/base', name), 'utf8')
     .split('\n')
     .filter((line) => /^[A-Z_]+=/.test(line));
 }

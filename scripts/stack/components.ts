@@ -4,8 +4,8 @@
  * gateway (make up, the test suite, the bench, make fleet) builds its components here.
  */
 import { join } from 'node:path';
+import { repoRoot } from '../../contract/repo-root.js';
 import { drainEnvoy } from './envoy-drain.js';
-import { fileURLToPath } from 'node:url';
 import type { ChildOptions } from './child.js';
 import { allOf, httpOk, tcpOpen, type Probe } from './probes.js';
 import { redisAnswers } from './redis-probe.js';
@@ -17,7 +17,7 @@ export const ENTRYPOINTS: Readonly<Record<'authz' | 'embedder', readonly string[
   embedder: Object.freeze(['node', '--import', 'tsx', 'embedder/src/main.ts']),
 });
 
-export const repoRoot = fileURLToPath(new URL('../..', import.meta.url)).replace(/\/$/, '');
+export { repoRoot };
 
 /** A component as the supervisor runs it. */
 export interface ComponentSpec extends ChildOptions {

@@ -13,7 +13,6 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { Checkpoint } from '../../admin/src/audit/anchor.js';
@@ -24,6 +23,7 @@ import { openAdminDeps, type AdminDeps } from '../../admin/src/operations/deps.j
 import type { Connection } from '../../admin/src/store/connection.js';
 import { TEST_MODEL, TEST_SECRET } from '../support/grpc-authz.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
+import { repoRoot } from '../../contract/repo-root.js';
 
 const T0 = Date.parse('2031-01-01T00:00:00Z');
 const AUDIT_SECRET = 'audit-tests-secret-0123456789abcdefghijkl';
@@ -151,8 +151,6 @@ describe('audit chain (pure)', () => {
     expect(a.hash).toMatch(/^[0-9a-f]{64}$/);
   });
 });
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 
 /**
  * A module to preload (node --import) into a child so its clock reads `ms` behind, as a machine

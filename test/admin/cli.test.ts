@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envoyCheck, startAuthz, testConfig, TEST_MODEL, TEST_SECRET, type RunningAuthz } from '../support/grpc-authz.js';
 import { recordTestUsage, testSettlementStore } from '../support/settlement.js';
@@ -10,8 +9,8 @@ import { addKey } from '../authz/fixtures.js';
 import { openAdminDeps } from '../../admin/src/operations/deps.js';
 import { createOperations } from '../../admin/src/operations/operations.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
+import { repoRoot } from '../../contract/repo-root.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 const AUDIT_SECRET = 'admin-cli-tests-audit-secret-0123456789abc';
 const dir = mkdtempSync(join(tmpdir(), 'admin-cli-'));
 const anchorFile = join(dir, 'anchor.jsonl');

@@ -1,11 +1,9 @@
 import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { generateProtoTypes } from '../../authz/scripts/generate-proto-types.js';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+import { repoRoot } from '../../contract/repo-root.js';
 
 function files(dir: string): Map<string, string> {
   const found = new Map<string, string>();

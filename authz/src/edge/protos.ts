@@ -4,13 +4,13 @@
  * `authz/scripts/generate-proto-types.ts`, so the generated types in `authz/generated` describe
  * exactly the objects proto-loader hands to the handlers.
  */
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { loadSync, type Options } from '@grpc/proto-loader';
 import type { ProtoGrpcType as AuthProtos } from '../../generated/external_auth.js';
 import type { ProtoGrpcType as HealthProtos } from '../../generated/health.js';
+import { repoRoot } from '../../../contract/repo-root.js';
 
-const repoRoot = fileURLToPath(new URL('../../../', import.meta.url));
 const xdsDeps = 'node_modules/@grpc/grpc-js-xds/deps';
 
 /** Include directories, relative to the repository root. */
@@ -44,7 +44,7 @@ export function protos(): Protos {
   if (!loaded) {
     const definition = loadSync([...PROTO_FILES], {
       ...LOADER_OPTIONS,
-      includeDirs: PROTO_INCLUDE_DIRS.map((dir) => `${repoRoot}${dir}`),
+      includeDirs: PROTO_INCLUDE_DIRS.map((dir) => join(repoRoot, dir)),
     });
     loaded = grpc.loadPackageDefinition(definition) as unknown as Protos;
   }
