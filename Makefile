@@ -39,9 +39,9 @@ model: ## install the default model into .local/models/default
 install: ## everything `make test` needs: npm deps, Envoy, the default and test models, the Python test tools, the deploy linters, Prometheus
 	@bash scripts/stack/install.sh --test
 
-check: ## the edit-test loop: lint, the type check and the unit tests (*.unit.test.ts: no stack, no Redis, no process), about a minute
+check: ## the edit-test loop: lint, the type check and the unit tests (*.unit.test.ts: no stack, no Redis, no process), about 85 CPU-seconds
 	@test -d node_modules || npm ci --no-audit --no-fund
-	@npm run -s lint && npx tsc --noEmit && npx vitest run --config vitest.unit.config.ts
+	@mkdir -p .local && npm run -s lint && npx tsc --noEmit --incremental --tsBuildInfoFile .local/check.tsbuildinfo && npx vitest run --config vitest.unit.config.ts
 
 test: install ## the whole suite, end-to-end tests included (they start their own stack on free ports), then the images run as a pod (images-check)
 	@bash scripts/stack/with-redis.sh npx vitest run

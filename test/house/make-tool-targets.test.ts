@@ -47,7 +47,9 @@ describe('the README table’s tool targets', () => {
     const dryRun = (target: string) => spawnSync('make', ['--no-print-directory', '-n', target], { cwd: repoRoot, encoding: 'utf8' });
     const check = dryRun('check');
     expect(check.status, check.stderr).toBe(0);
-    expect(check.stdout).toContain('npm run -s lint && npx tsc --noEmit && npx vitest run --config vitest.unit.config.ts');
+    expect(check.stdout).toContain(
+      'npm run -s lint && npx tsc --noEmit --incremental --tsBuildInfoFile .local/check.tsbuildinfo && npx vitest run --config vitest.unit.config.ts',
+    );
     expect(dryRun('test-e2e').stdout).toMatch(/with-redis\.sh npx vitest run test\/e2e$/m);
     expect(dryRun('test-envoy').stdout).toMatch(/with-redis\.sh npx vitest run test\/envoy test\/e2e$/m);
   });
