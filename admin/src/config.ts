@@ -10,13 +10,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { dirname, isAbsolute, resolve } from 'node:path';
+import { repoRoot } from '../../contract/repo-root.js';
 import { readAccessSettings } from '../../contract/access-settings.js';
 import { EnvReader, readLogLevel, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings } from '../../contract/redis-target.js';
 import { readToken } from '../../contract/secrets.js';
 import type { OpenConfig } from './operations/deps.js';
 import { adminName } from './operations/rules.js';
-import { repoRoot } from '../../contract/repo-root.js';
 
 export { ConfigError } from '../../contract/env.js';
 

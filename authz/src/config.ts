@@ -4,11 +4,11 @@
  * Every variable is parsed and validated in one pass; all problems are reported together, each
  * naming its variable, and the result is frozen.
  */
+import { repoRoot } from '../../contract/repo-root.js';
 import { readAccessSettings, type AccessSettings } from '../../contract/access-settings.js';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings, type RedisTarget } from '../../contract/redis-target.js';
 import { readSecret, readToken } from '../../contract/secrets.js';
-import { repoRoot } from '../../contract/repo-root.js';
 
 export { ConfigError } from '../../contract/env.js';
 

@@ -7,10 +7,10 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isAbsolute, relative, resolve } from 'node:path';
+import { repoRoot } from '../../contract/repo-root.js';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings, type RedisSettings } from '../../contract/redis-target.js';
 import { readSecret, readToken } from '../../contract/secrets.js';
-import { repoRoot } from '../../contract/repo-root.js';
 
 export interface EmbedderConfig {
   readonly host: string;
