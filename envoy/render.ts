@@ -78,7 +78,7 @@ export interface Endpoint {
   readonly port: number;
 }
 
-/** Defaults of the optional limits; docs/security.md measures them. */
+/** Defaults of the optional limits; the README's "Security" section measures them. */
 export const LIMIT_DEFAULTS = Object.freeze({
   requestTimeoutS: 60,
   connectionIdleTimeoutS: 60,

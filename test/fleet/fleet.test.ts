@@ -131,7 +131,7 @@ describe('make fleet', () => {
     // ... and no usage lost: the embedder records each 200's usage through authz before it
     // answers (retrying on the other authz replica when one is gone). The Redis switch is held to
     // "never more than returned" above: replication is asynchronous, so a record acknowledged
-    // just before the primary died may not have reached the replica (docs/operating.md, persistence).
+    // just before the primary died may not have reached the replica (README, persistence).
     for (const name of [
       'embedder kill -9',
       'embedder rolling restart',
