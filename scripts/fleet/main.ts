@@ -5,7 +5,7 @@
  * both gateways, prints a table and writes bench/results/fleet.json. Stops everything it
  * started and deletes its namespaces on every exit path (and those of a run that was killed).
  *
- *   node --import tsx scripts/fleet/main.ts [--quick] [--out FILE] [--model DIR] [--only SUBSTRING]
+ *   node --import tsx scripts/fleet/main.ts [--quick] [--out FILE] [--model DIR] [--only SUBSTRING] [--starve]
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,7 +16,8 @@ import { GATEWAYS, gatewayPort, startFleet, type Fleet } from './fleet.js';
 import { startLoad, GatewayClient, type GatewayTarget } from './load.js';
 import { cleanStale } from './netns.js';
 import { report, summarise, table, type ScenarioResult } from './report.js';
-import { SCENARIOS } from './scenarios.js';
+import { SCENARIOS, type FaultFacts } from './scenarios.js';
+import { cleanStaleGroups } from './starve.js';
 import { FleetBatch, batchTable, type BatchCheck } from './batch-scenario.js';
 
 const run = promisify(execFile);
@@ -26,6 +27,7 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'bench/results/fleet.json' },
     model: { type: 'string', default: '.local/models/test' },
     only: { type: 'string' },
+    starve: { type: 'boolean', default: false },
   },
 });
 const quick = values.quick as boolean;
@@ -126,12 +128,15 @@ async function main(): Promise<number> {
     });
   }
   const stale = cleanStale();
+  // After the processes of killed runs are gone: their CPU groups are then empty.
+  cleanStaleGroups();
   if (stale.length) say(`deleted the namespaces of earlier runs that are gone: ${stale.join(', ')}`);
   const envoyBinary = execFileSync('bash', ['scripts/install-envoy.sh'], { encoding: 'utf8' }).trim();
   say('starting the fleet (10 hosts in network namespaces)');
   const f = await startFleet({
     modelDir: resolve(values.model as string),
     envoyBinary,
+    starve: values.starve as boolean,
     onEvent: (e) => say(describeEvent(e)),
     onStopper: (s) => {
       stopper = s;
@@ -139,10 +144,15 @@ async function main(): Promise<number> {
   });
   const keys = await createKeys(f, LOAD.orgs, 100_000);
   const targets = GATEWAYS.map((name) => ({ name, address: f.host(name).address, port: gatewayPort }));
-  const raw: Array<{ name: string; outcomes: Awaited<ReturnType<ReturnType<typeof startLoad>['stop']>>; ms: number }> = [];
+  const raw: Array<{
+    name: string;
+    outcomes: Awaited<ReturnType<ReturnType<typeof startLoad>['stop']>>;
+    ms: number;
+    facts: FaultFacts | undefined;
+  }> = [];
   const batchKey = (await createKeys(f, ['org-batch'], 100_000))['org-batch'] as string;
   const batchChecks: BatchCheck[] = [];
-  const chosen = SCENARIOS.filter((s) => !values.only || s.name.includes(values.only as string));
+  const chosen = SCENARIOS.filter((s) => (values.only ? s.name.includes(values.only as string) : !s.optional));
   for (const [i, scenario] of chosen.entries()) {
     say(`scenario: ${scenario.name}`);
     const load = startLoad({
@@ -160,9 +170,9 @@ async function main(): Promise<number> {
     await batch.start(f.modelId, BATCH.lines, BATCH.inputs);
     await sleep(WARMUP_MS);
     const runningAtFault = (await batch.status()).status === 'in_progress';
-    await scenario.run(f);
+    const facts = await scenario.run(f);
     await sleep(SETTLE_MS);
-    raw.push({ name: scenario.name, outcomes: await load.stop(), ms: Date.now() - t0 });
+    raw.push({ name: scenario.name, outcomes: await load.stop(), ms: Date.now() - t0, facts });
     batchChecks.push(await batch.check(scenario.name, BATCH.lines, runningAtFault, (id) => batchUsage(f, id), BATCH.waitMs));
   }
   say('rate limit across both gateways');
@@ -170,10 +180,11 @@ async function main(): Promise<number> {
   // Envoy flushes its access log (today's usage path) within a second or two.
   await sleep(3_000);
   const recorded = await recordedUsage(f);
-  const scenarios: ScenarioResult[] = raw.map((r) => summarise(r.name, r.outcomes, recorded, r.ms));
+  const scenarios: ScenarioResult[] = raw.map((r) => summarise(r.name, r.outcomes, recorded, r.ms, r.facts));
   const result = {
     ...report(scenarios, rate, {
       quick,
+      starve: values.starve as boolean,
       load: { rate_per_s: LOAD.ratePerS, max_in_flight: LOAD.maxInFlight, organizations: LOAD.orgs.length },
     }),
     batch: { lines: BATCH.lines, inputs_per_line: BATCH.inputs, checks: batchChecks },
