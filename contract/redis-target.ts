@@ -45,8 +45,21 @@ export function openRedis(target: RedisTarget, options: RedisOptions): Redis {
   const tls = target.url.startsWith('rediss://') ? (target.tlsCa ? { ca: target.tlsCa } : {}) : undefined;
   const user = target.password ? { username: target.username, password: target.password } : {};
   if (!target.sentinels || target.sentinels.length === 0) return new Redis(target.url, { ...options, ...(tls ? { tls } : {}), ...user });
+  const callerRetry = options.retryStrategy;
   const redis = new Redis({
     ...options,
+    // A reconnect is how a client finds a promoted primary (the failover detector below only
+    // listens while connected), so its delay adds to the fail-closed window of a failover: at
+    // most 250 ms, not the caller's usual 1 s. It costs one Sentinel query and one refused
+    // connect per client per try while no primary answers.
+    ...(callerRetry
+      ? {
+          retryStrategy: (times: number) => {
+            const delay = callerRetry(times);
+            return typeof delay === 'number' ? Math.min(delay, SENTINEL_RECONNECT_MAX_MS) : delay;
+          },
+        }
+      : {}),
     ...credentials(target.url),
     ...user,
     sentinels: target.sentinels.map((s) => ({ ...s })),
@@ -91,6 +104,8 @@ function reconnectWhenEnded(redis: Redis): void {
     }, ENDED_RECONNECT_MS).unref();
   });
 }
+
+const SENTINEL_RECONNECT_MAX_MS = 250;
 
 /** How soon an ended Sentinel client connects again: as soon as ioredis's own retries would. */
 const ENDED_RECONNECT_MS = 100;

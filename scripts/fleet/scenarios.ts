@@ -66,7 +66,7 @@ export interface FaultFacts {
  *
  * - `after-promotion`: the old primary stays down until then, and comes back as a replica of
  *   the new one (redis-start.sh asks the Sentinels).
- * - `before-demotion`: it comes back as soon as a Sentinel has started the failover, as the
+ * - `before-demotion`: it comes back as soon as the Sentinels hold it down (o_down), as the
  *   primary it was (a node restarted with its old role), while the Sentinels still name it: a
  *   split brain until they promote a replica and demote it. Clients that reconnect meanwhile
  *   write to it; MIN_REPLICAS (fleet.ts) and the embedder's WAIT must keep every 200 it
@@ -83,7 +83,7 @@ async function redisFailover(fleet: Fleet, restart: 'after-promotion' | 'before-
   primary.signal('SIGKILL');
   await primary.stop();
   if (restart === 'before-demotion') {
-    await waitFor('a Sentinel to start the failover', () => failoverStarted(fleet, before), 60_000);
+    await waitFor('a Sentinel to start the failover', () => failoverStarted(fleet), 60_000);
     const flag = startAsPrimaryFile(fleet.dir, primaryName);
     writeFileSync(flag, '');
     await primary.start();

@@ -78,13 +78,10 @@ function groups(lines: readonly string[]): Array<Record<string, string>> {
   return out.map(pairs);
 }
 
-/** True once some Sentinel has started a failover of the primary (or finished one). */
-export async function failoverStarted(fleet: Fleet, before: string): Promise<boolean> {
-  const views = await Promise.all(
-    SENTINEL_HOSTS.map(async (s) => ({
-      primary: await sentinelPrimary(fleet, s),
-      flags: pairs(await ask(fleet, s, 'SENTINEL', 'master', SENTINEL_NAME)).flags ?? '',
-    })),
+/** True once some Sentinel holds the primary objectively down or is failing it over (one command each: polled fast). */
+export async function failoverStarted(fleet: Fleet): Promise<boolean> {
+  const flags = await Promise.all(
+    SENTINEL_HOSTS.map(async (s) => pairs(await ask(fleet, s, 'SENTINEL', 'master', SENTINEL_NAME)).flags ?? ''),
   );
-  return views.some((v) => v.primary !== before || v.flags.includes('failover_in_progress'));
+  return flags.some((f) => f.includes('o_down') || f.includes('failover_in_progress'));
 }

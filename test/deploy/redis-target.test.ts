@@ -162,6 +162,19 @@ describe('the Redis target through Sentinel, with passwords and TLS', () => {
     expect(redis.status).toBe('end');
   });
 
+  // A reconnect is how a Sentinel client finds a promoted primary: its delay is part of the
+  // fail-closed window of a failover (make fleet), so it is capped whatever the caller asked.
+  it("a Sentinel client reconnects within 250 ms whatever the caller's retry strategy; a plain one keeps it", () => {
+    const opts = { lazyConnect: true, retryStrategy: (times: number) => times * 1000 };
+    const viaSentinel = openRedis(target(), opts);
+    const plain = openRedis({ url: `rediss://:${password}@127.0.0.1:${redisPort}`, tlsCa: ca }, opts);
+    expect(viaSentinel.options.retryStrategy?.(1)).toBe(250);
+    expect(viaSentinel.options.retryStrategy?.(20)).toBe(250);
+    expect(plain.options.retryStrategy?.(20)).toBe(20_000);
+    viaSentinel.disconnect();
+    plain.disconnect();
+  });
+
   it('a plain URL with TLS and the CA works without Sentinel too', async () => {
     expect(await roundTrip({ url: `rediss://:${password}@127.0.0.1:${redisPort}`, tlsCa: ca })).toBe('ok');
     expect(await roundTrip({ url: `rediss://:${password}@127.0.0.1:${redisPort}` })).not.toBe('ok');
