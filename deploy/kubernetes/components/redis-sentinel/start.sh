@@ -19,16 +19,32 @@ me="$POD_NAME.$HEADLESS"
 set_name="${POD_NAME%-*}"
 mkdir -p "$CONF"
 
-primary=""
-i=0
-while [ "$i" -lt "$REPLICAS" ]; do
-  peer="$set_name-$i.$HEADLESS"
-  if [ "$peer" != "$me" ]; then
-    answer="$(REDISCLI_AUTH="$(cat "$SECRETS/sentinel-password")" timeout 3 redis-cli --tls --cacert "$TLS/ca.crt" \
-      -h "$peer" -p 26379 SENTINEL get-master-addr-by-name ctg 2>/dev/null | head -n 1 || true)"
-    case "$answer" in ''|*ERR*|*NOAUTH*) ;; *) primary="$answer"; break ;; esac
-  fi
-  i=$((i + 1))
+sentinel() {
+  host="$1"
+  shift
+  REDISCLI_AUTH="$(cat "$SECRETS/sentinel-password")" timeout 3 redis-cli --tls --cacert "$TLS/ca.crt" -h "$host" -p 26379 "$@"
+}
+# While a peer's Sentinel holds the primary down or is failing it over, wait (at most 60 s) and
+# ask again: a pod that died as the primary must not come back as one while a replica is being
+# promoted (a split brain: clients write to both, and the demotion discards one side's writes).
+waited=0
+while :; do
+  primary="" busy=""
+  i=0
+  while [ "$i" -lt "$REPLICAS" ]; do
+    peer="$set_name-$i.$HEADLESS"
+    i=$((i + 1))
+    [ "$peer" != "$me" ] || continue
+    answer="$(sentinel "$peer" SENTINEL get-master-addr-by-name ctg 2>/dev/null | head -n 1 || true)"
+    case "$answer" in ''|*ERR*|*NOAUTH*) continue ;; esac
+    [ -n "$primary" ] || primary="$answer"
+    flags="$(sentinel "$peer" SENTINEL master ctg 2>/dev/null | sed -n '/^flags$/{n;p;}' || true)"
+    case "$flags" in *s_down*|*o_down*|*failover_in_progress*) busy="$peer: $flags" ;; esac
+  done
+  [ -n "$busy" ] && [ "$waited" -lt 60 ] || break
+  [ "$waited" -gt 0 ] || echo "ctg-redis: $me waits for the failover ($busy)"
+  sleep 1
+  waited=$((waited + 1))
 done
 [ -n "$primary" ] || primary="$set_name-0.$HEADLESS"
 
@@ -45,6 +61,12 @@ umask 077
   # The system of record (organizations, keys, usage): every write in the append-only file.
   echo "appendonly yes"
   echo "appendfsync everysec"
+  # Writes refused (NOREPLICAS) unless a replica acknowledged the stream within 2 s: a primary
+  # cut off from both replicas stops taking writes it would lose. Replicas acknowledge every
+  # second and the lag counts whole seconds, so 1 s would refuse writes on one late ack. With
+  # three pods one may be down; until the first replica syncs after a first start, writes wait.
+  echo "min-replicas-to-write 1"
+  echo "min-replicas-max-lag 2"
   echo "replica-announce-ip $me"
   echo "requirepass $(cat "$SECRETS/password")"
   echo "masterauth $(cat "$SECRETS/password")"
