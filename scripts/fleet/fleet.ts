@@ -285,6 +285,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await Promise.all(Object.values(supervisors).map((s) => s.stop()));
     network.destroy();
     await starvation?.stop();
+    if (process.env.FLEET_DEBUG_TIMELINE) execFileSync('cp', ['-r', join(dir, 'logs'), `${process.env.FLEET_DEBUG_TIMELINE}-logs`]);
     rmSync(dir, { recursive: true, force: true });
   };
   options.onStopper?.({ stop, network });

@@ -173,6 +173,7 @@ async function main(): Promise<number> {
     const facts = await scenario.run(f);
     await sleep(SETTLE_MS);
     raw.push({ name: scenario.name, outcomes: await load.stop(), ms: Date.now() - t0, facts });
+    if (process.env.FLEET_DEBUG_TIMELINE) writeFileSync(`${process.env.FLEET_DEBUG_TIMELINE}-${i}.json`, JSON.stringify({ facts, outcomes: raw.at(-1)?.outcomes }));
     batchChecks.push(await batch.check(scenario.name, BATCH.lines, runningAtFault, (id) => batchUsage(f, id), BATCH.waitMs));
   }
   say('rate limit across both gateways');
