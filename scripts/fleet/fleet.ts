@@ -5,7 +5,7 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -79,6 +79,8 @@ export interface FleetOptions {
   readonly onStopper?: (stopper: { stop: () => Promise<void>; network: Network }) => void;
   /** The Redis nodes and Sentinels on one busy core under a CPU quota (starve.ts). */
   readonly starve?: boolean;
+  /** Copy every component's log into `<keepLogsIn>/logs` when the fleet stops. */
+  readonly keepLogsIn?: string;
 }
 
 /** The passwords of the rehearsal: Redis's (requirepass, masterauth) and the Sentinels' own. */
@@ -285,7 +287,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await Promise.all(Object.values(supervisors).map((s) => s.stop()));
     network.destroy();
     await starvation?.stop();
-    if (process.env.FLEET_DEBUG_TIMELINE) execFileSync('cp', ['-r', join(dir, 'logs'), `${process.env.FLEET_DEBUG_TIMELINE}-logs`]);
+    if (options.keepLogsIn) cpSync(join(dir, 'logs'), join(options.keepLogsIn, 'logs'), { recursive: true });
     rmSync(dir, { recursive: true, force: true });
   };
   options.onStopper?.({ stop, network });

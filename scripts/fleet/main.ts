@@ -5,11 +5,11 @@
  * both gateways, prints a table and writes bench/results/fleet.json. Stops everything it
  * started and deletes its namespaces on every exit path (and those of a run that was killed).
  *
- *   node --import tsx scripts/fleet/main.ts [--quick] [--out FILE] [--model DIR] [--only SUBSTRING] [--starve]
+ *   node --import tsx scripts/fleet/main.ts [--quick] [--out FILE] [--model DIR] [--only SUBSTRING] [--starve] [--keep DIR]
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { describeEvent } from '../stack/supervisor.js';
 import { GATEWAYS, gatewayPort, startFleet, type Fleet } from './fleet.js';
@@ -28,9 +28,12 @@ const { values } = parseArgs({
     model: { type: 'string', default: '.local/models/test' },
     only: { type: 'string' },
     starve: { type: 'boolean', default: false },
+    keep: { type: 'string' },
   },
 });
 const quick = values.quick as boolean;
+// --keep DIR: each scenario's outcomes (scenario-N.json) and every component's log (logs/) stay in DIR.
+const keep = values.keep ? resolve(values.keep) : undefined;
 // Bounded: a few requests a second keep 2 shared cores responsive while 16 processes run.
 const LOAD = { ratePerS: quick ? 6 : 8, maxInFlight: 8, orgs: ['org-a', 'org-b', 'org-c'] };
 const WARMUP_MS = quick ? 1_500 : 3_000;
@@ -127,6 +130,7 @@ async function main(): Promise<number> {
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
   }
+  if (keep) mkdirSync(keep, { recursive: true });
   const stale = cleanStale();
   // After the processes of killed runs are gone: their CPU groups are then empty.
   cleanStaleGroups();
@@ -137,6 +141,7 @@ async function main(): Promise<number> {
     modelDir: resolve(values.model as string),
     envoyBinary,
     starve: values.starve as boolean,
+    ...(keep ? { keepLogsIn: keep } : {}),
     onEvent: (e) => say(describeEvent(e)),
     onStopper: (s) => {
       stopper = s;
@@ -173,7 +178,9 @@ async function main(): Promise<number> {
     const facts = await scenario.run(f);
     await sleep(SETTLE_MS);
     raw.push({ name: scenario.name, outcomes: await load.stop(), ms: Date.now() - t0, facts });
-    if (process.env.FLEET_DEBUG_TIMELINE) writeFileSync(`${process.env.FLEET_DEBUG_TIMELINE}-${i}.json`, JSON.stringify({ facts, outcomes: raw.at(-1)?.outcomes }));
+    // Every request's outcome, for a look at a failure window after the run (--keep).
+    if (keep)
+      writeFileSync(join(keep, `scenario-${i}.json`), JSON.stringify({ name: scenario.name, facts, outcomes: raw.at(-1)?.outcomes }));
     batchChecks.push(await batch.check(scenario.name, BATCH.lines, runningAtFault, (id) => batchUsage(f, id), BATCH.waitMs));
   }
   say('rate limit across both gateways');
