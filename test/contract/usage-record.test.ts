@@ -57,7 +57,10 @@ describe('the usage record', () => {
     const source = readFileSync('contract/redis/batch.lua', 'utf8');
     const xadd = /redis\.call\('XADD', ROOT \.\. 'usage', '\*',([\s\S]*?)\)\n/.exec(source)?.[1] ?? '';
     // The field names are the XADD's arguments at even places (field, value, field, value, …).
-    const args = xadd.split(',').map((a) => a.trim()).filter(Boolean);
+    const args = xadd
+      .split(',')
+      .map((a) => a.trim())
+      .filter(Boolean);
     const fields = args.filter((_, i) => i % 2 === 0).map((a) => a.replace(/^'(.*)'$/, '$1'));
     expect(fields).toEqual(Object.values(USAGE_FIELDS));
   });
