@@ -6,15 +6,10 @@
 # is passed on a command line. Runs as the redis user with a read-only root filesystem.
 set -eu
 : "${POD_NAME:?}" "${HEADLESS:?}" "${REPLICAS:?}"
-SECRETS=/etc/ctg/redis-auth TLS=/etc/ctg/redis-tls CONF=/data/conf EMBEDDER=/etc/ctg/redis-embedder
-# The embedder's ACL user (its REDIS_USERNAME), created on every node: ACLs are per server and
-# not replicated, and a replica may become the primary. The rules are
-# settlementAclRules('ctg:', password) of contract/redis/settlement-keys.ts with the password
-# after `reset on`: FCALL of the settlement and batch functions and exactly their commands on their keys.
-# test/deploy/manifests.test.ts fails when they differ; print them again with
-# `npx tsx scripts/redis/embedder-acl.ts ctg: -` (the prefix is REDIS_KEY_PREFIX).
-EMBEDDER_USER=ctg-embedder
-EMBEDDER_RULES='resetchannels -@all +fcall +fcall_ro +ping +time +info +function|list ~ctg:rl:tok:* ~ctg:settle:* ~ctg:usage ~ctg:usage:daily:* (+get +set ~ctg:rl:tok:* ~ctg:settle:*) (+xadd ~ctg:usage) (+hincrby ~ctg:usage:daily:*) ~ctg:b:* ~ctg:bq:* ~ctg:org:* ~ctg:budget:* (+hget +hset +hsetnx +hincrby +hgetall +pexpire +zadd +zrange +zrem ~ctg:b:*) (+xadd +xgroup|create +xreadgroup +xautoclaim +xclaim +xack +xpending +xtrim +zadd +zrange +zrem +zincrby ~ctg:bq:*) (+hget %R~ctg:org:* %R~ctg:budget:*) (+hget ~ctg:usage:daily:*)'
+SECRETS=/etc/ctg/redis-auth TLS=/etc/ctg/redis-tls CONF=/data/conf
+# The embedder's ACL user (its REDIS_USERNAME) is not made here: its rules name the
+# settlement's secret namespace, which only authz knows; authz (re)creates it on the primary on
+# every (re)connect and every 30 s (authz/src/store/settlement.ts; deploy/README.md → Redis).
 me="$POD_NAME.$HEADLESS"
 set_name="${POD_NAME%-*}"
 mkdir -p "$CONF"
@@ -70,7 +65,6 @@ umask 077
   echo "replica-announce-ip $me"
   echo "requirepass $(cat "$SECRETS/password")"
   echo "masterauth $(cat "$SECRETS/password")"
-  echo "user $EMBEDDER_USER reset on >$(cat "$EMBEDDER/password") $EMBEDDER_RULES"
   [ "$primary" = "$me" ] || echo "replicaof $primary 6379"
 } >"$CONF/redis.conf"
 
