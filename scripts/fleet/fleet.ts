@@ -216,7 +216,17 @@ function fleetComponents(
       // Restarted at the same address: out of Envoy's rotation (health check every second) before
       // it stops listening, so its replacement is never sent requests while its model loads.
       // A dead embedder's batch segments are taken over after 5 s.
-      baseEnv: { ...baseEnv, ...authzEnvExtra, EMBEDDER_DRAIN_NOTICE_MS: '2000', BATCH_LEASE_MS: '5000', BATCH_POLL_MS: '200' },
+      // A 200 only once a replica holds its usage record (Redis WAIT; none in 500 ms: void,
+      // refund, 503): nothing acknowledged is lost when the primary dies (README, "Redis").
+      baseEnv: {
+        ...baseEnv,
+        ...authzEnvExtra,
+        EMBEDDER_DRAIN_NOTICE_MS: '2000',
+        BATCH_LEASE_MS: '5000',
+        BATCH_POLL_MS: '200',
+        SETTLEMENT_MIN_REPLICAS: '1',
+        SETTLEMENT_WAIT_MS: '500',
+      },
     }),
   );
   const gateways = GATEWAYS.map((name) => gatewayComponent(net, h(name), dir, options.envoyBinary, ca));
