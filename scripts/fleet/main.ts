@@ -88,7 +88,7 @@ async function recordedUsage(f: Fleet): Promise<Map<string, number>> {
 async function rateLimit(
   f: Fleet,
   targets: GatewayTarget[],
-): Promise<{ admitted: number; limit: number; requests: number; elapsedMs: number }> {
+): Promise<{ admitted: number; limit: number; requests: number; elapsedMs: number; statuses: Record<string, number> }> {
   const keys = await createKeys(f, ['org-rpm'], RATE_LIMIT_RPM);
   const client = new GatewayClient(targets, f.ca);
   const body = JSON.stringify({ model: f.modelId, input: 'Rate limit probe.' });
@@ -97,7 +97,11 @@ async function rateLimit(
     Array.from({ length: RATE_LIMIT_RPM * 2 }, (_, i) => client.embed(`rpm-${i}`, keys['org-rpm'] as string, body)),
   );
   client.close();
+  // What the others got: 429 for the ones over the limit; anything else says who failed.
+  const statuses: Record<string, number> = {};
+  for (const r of results) statuses[`${r.status} ${r.error ?? ''}`.trim()] = (statuses[`${r.status} ${r.error ?? ''}`.trim()] ?? 0) + 1;
   return {
+    statuses,
     admitted: results.filter((r) => r.status === 200).length,
     limit: RATE_LIMIT_RPM,
     requests: results.length,

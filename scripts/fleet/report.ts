@@ -92,6 +92,8 @@ export interface FleetReport {
   readonly rate_limit_limit: number;
   readonly rate_limit_requests: number;
   readonly rate_limit_elapsed_ms: number;
+  /** Every answer of the rate-limit burst by status and problem code. */
+  readonly rate_limit_statuses: Readonly<Record<string, number>>;
   readonly open_door_total: number;
   readonly quick: boolean;
   /** Run with --starve: the Redis nodes and Sentinels on one busy core under a CPU quota. */
@@ -103,7 +105,7 @@ export interface FleetReport {
 /** Totals over the scenarios. */
 export function report(
   scenarios: readonly ScenarioResult[],
-  rate: { admitted: number; limit: number; requests: number; elapsedMs: number },
+  rate: { admitted: number; limit: number; requests: number; elapsedMs: number; statuses: Record<string, number> },
   rest: Pick<FleetReport, 'quick' | 'starve' | 'load'>,
 ): FleetReport {
   return {
@@ -114,6 +116,7 @@ export function report(
     rate_limit_limit: rate.limit,
     rate_limit_requests: rate.requests,
     rate_limit_elapsed_ms: rate.elapsedMs,
+    rate_limit_statuses: rate.statuses,
     open_door_total: scenarios.reduce((n, s) => n + s.open_door, 0),
     ...rest,
     measured_at: new Date().toISOString(),
@@ -163,6 +166,9 @@ export function table(r: FleetReport): string {
     ...rows.map(line),
     '',
     `failed_total ${r.failed_total}   usage_lost ${r.usage_lost}   open_door ${r.open_door_total}   ` +
-      `rate limit: ${r.rate_limit_admitted} admitted of ${r.rate_limit_requests} at rpm ${r.rate_limit_limit} (${r.rate_limit_elapsed_ms} ms, both gateways)`,
+      `rate limit: ${r.rate_limit_admitted} admitted of ${r.rate_limit_requests} at rpm ${r.rate_limit_limit} (${r.rate_limit_elapsed_ms} ms, both gateways; ` +
+      `${Object.entries(r.rate_limit_statuses)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')})`,
   ].join('\n');
 }
