@@ -111,7 +111,21 @@ export const SENTINEL_SETTINGS = [
  * it) stops taking writes it would lose. Replicas acknowledge every second and the lag is counted
  * in whole seconds, so 1 s refuses writes whenever one acknowledgement is a few ms late.
  */
-export const MIN_REPLICAS = ['--min-replicas-to-write', '1', '--min-replicas-max-lag', '2'] as const;
+export const MIN_REPLICAS = [
+  '--min-replicas-to-write',
+  '1',
+  '--min-replicas-max-lag',
+  '2',
+  // Redis 7's defaults, written out because the split brain's safety rests on them: a primary
+  // restarted from its file has a new replication ID, so a replica that attaches needs a full
+  // sync, which starts only after this delay; until it is done the replica neither counts for
+  // min-replicas-to-write nor answers WAIT, and Sentinel moves it to the promoted replica well
+  // within 5 s (scripts/fleet/README.md, "nothing acknowledged is lost").
+  '--repl-diskless-sync',
+  'yes',
+  '--repl-diskless-sync-delay',
+  '5',
+] as const;
 
 function sentinelComponent(host: Host, primary: string, dir: string, logDir: string, passwords: Passwords): ComponentSpec {
   const conf = join(dir, `sentinel-${host.name}.conf`);

@@ -62,6 +62,11 @@ umask 077
   # three pods one may be down; until the first replica syncs after a first start, writes wait.
   echo "min-replicas-to-write 1"
   echo "min-replicas-max-lag 2"
+  # Redis 7's defaults, written out because the split brain's safety rests on them: a primary
+  # restarted from its file has a new replication ID, so a replica attaching to it needs a full
+  # sync that starts only after 5 s, and until then neither counts above nor answers WAIT.
+  echo "repl-diskless-sync yes"
+  echo "repl-diskless-sync-delay 5"
   echo "replica-announce-ip $me"
   echo "requirepass $(cat "$SECRETS/password")"
   echo "masterauth $(cat "$SECRETS/password")"
