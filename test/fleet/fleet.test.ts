@@ -143,13 +143,15 @@ describe('make fleet', () => {
     // (measured: up to 4.7 s at load average 21 on 2 cores). Once the Sentinels name the new
     // primary, each client reconnects within 250 ms (contract/redis-target.ts), but a reconnect
     // is about six round trips (Sentinel login and query, primary login, role check) through an
-    // event loop that a loaded machine runs late: 4 s after the promotion (measured: 2.4 s at
-    // load 19; ~0.3 s on an idle machine, BENCHMARKS.md).
+    // event loop that a loaded machine runs late, and Envoy's Checks time out after 500 ms
+    // meanwhile: 6 s after the promotion (measured: 2.4 s at load 19, up to 5.1 s at load 27
+    // on 2 cores, BENCHMARKS.md). A false second failover (load 32: no PONG from the promoted
+    // replica within 1 s) exceeds it, and should fail here.
     const redis = byName['redis primary killed'];
     expect(redis?.ok).toBeGreaterThan(0);
     expect(redis?.promotion_ms).toBeGreaterThan(0);
     expect(redis?.promotion_ms).toBeLessThan(8_000);
-    expect(redis?.fail_closed_ms).toBeLessThanOrEqual((redis?.promotion_ms ?? 0) + 4_000);
+    expect(redis?.fail_closed_ms).toBeLessThanOrEqual((redis?.promotion_ms ?? 0) + 6_000);
     // Exactly N of 2N: the bucket refills one request every 60/N s, so a burst slower than that
     // (a very loaded machine) may rightly admit one more per interval, never more.
     const refilled = Math.floor((r.rate_limit_elapsed_ms * r.rate_limit_limit) / 60_000);
