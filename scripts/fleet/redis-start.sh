@@ -14,6 +14,7 @@ set -eu
 : "${SELF:?}" "${SENTINELS:?}" "${SENTINEL_NAME:?}" "${FIRST_PRIMARY:?}" "${PORT:?}" "${FAILOVER_WAIT_S:?}"
 if [ -n "${START_AS_PRIMARY_FILE:-}" ] && [ -e "$START_AS_PRIMARY_FILE" ]; then
   echo "redis-start: $SELF starts as a primary (as it was)"
+  unset REDISCLI_AUTH
   exec redis-server "$@"
 fi
 
@@ -34,6 +35,8 @@ while :; do
   waited=$((waited + 1))
 done
 [ -n "$primary" ] || primary="$FIRST_PRIMARY"
+# redis-server does not need the Sentinels' password: it leaves with this shell.
+unset REDISCLI_AUTH
 echo "redis-start: $SELF starts with primary $primary"
 if [ "$primary" = "$SELF" ]; then exec redis-server "$@"; fi
 exec redis-server "$@" --replicaof "$primary" "$PORT"
