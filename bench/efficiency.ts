@@ -147,7 +147,7 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
     for (const c of CASES.filter((k) => !opts.cases || opts.cases.includes(caseName(k)))) {
       // One grant per case: each request after the first settles as a retry of it (the embedder's
       // two Redis calls as always; Redis itself skips the usage write).
-      const direct = authz.freshGrant();
+      const direct = await authz.freshGrant();
       const spec = {
         url: `${embedder.baseUrl}/v1/embeddings`,
         headers: direct,
@@ -174,11 +174,16 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
       });
     }
     if (!opts.cases || opts.cases.includes('thousand')) {
-      thousandInputsMs.float = await timeOneRequest(embedder.baseUrl, embeddingBody(manifest.id, 'short', 1000), authz.freshGrant(), 2);
+      thousandInputsMs.float = await timeOneRequest(
+        embedder.baseUrl,
+        embeddingBody(manifest.id, 'short', 1000),
+        await authz.freshGrant(),
+        2,
+      );
       thousandInputsMs.base64 = await timeOneRequest(
         embedder.baseUrl,
         embeddingBody(manifest.id, 'short', 1000, { encoding_format: 'base64' }),
-        authz.freshGrant(),
+        await authz.freshGrant(),
         2,
       );
     }

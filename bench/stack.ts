@@ -3,6 +3,7 @@
  * ports, started by the stack module as `make up` starts them, so a stack already up is left
  * alone. Redis is the one at REDIS_URL, under a random key prefix that is deleted afterwards.
  */
+import { issueGrant } from '../test/support/settlement.js';
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -103,7 +104,7 @@ export interface BenchAuthz {
    * A fresh grant, for each differently sized body: a grant settled for one token count is
    * refused (503) for another, as a replayed grant with other inputs must be.
    */
-  freshGrant: () => Record<string, string>;
+  freshGrant: () => Promise<Record<string, string>>;
   /** What the embedder needs to settle as this authz's peer: grant secret and Redis prefix. */
   embedderEnv: Record<string, string>;
   stop: () => Promise<void>;
@@ -140,7 +141,9 @@ export async function startBenchAuthz(modelId: string, paths: StackPaths): Promi
   try {
     const apiKey = await createApiKey(env);
     const keyId = apiKey.split('_')[1] as string;
-    const freshGrant = (): Record<string, string> => {
+    // A grant admits one request (its record is written as authz's Check writes it): a bench
+    // that reuses one sees every request after the first refused.
+    const freshGrant = async (): Promise<Record<string, string>> => {
       const claims = {
         org: 'bench',
         key: keyId,
@@ -148,10 +151,13 @@ export async function startBenchAuthz(modelId: string, paths: StackPaths): Promi
         tpm: Number(env.DEFAULT_TPM),
         uid: randomUUID(),
         exp: Date.now() + 3_600_000,
+        method: 'POST',
+        path: '/v1/embeddings',
       };
+      await issueGrant(env.REDIS_KEY_PREFIX as string, claims, { url: paths.redisUrl });
       return { [GRANT_HEADER]: signGrant(claims, env.GRANT_SECRET as string) };
     };
-    const directHeaders = freshGrant();
+    const directHeaders = await freshGrant();
     const embedderEnv = {
       GRANT_SECRET: env.GRANT_SECRET as string,
       REDIS_URL: paths.redisUrl,

@@ -69,11 +69,20 @@ export function budgetState(budget: Budget, usedTokens: number, now: number): Bu
 /** The refusal for an organization whose hard-stop budget is used up, or null to go on. */
 export function budgetDecision(budget: Budget | null, usedTokens: number, now: number): BudgetDeny | null {
   if (!budget?.hardStop || usedTokens < budget.monthlyTokens) return null;
+  return budgetRefusal(budget.monthlyTokens, usedTokens, now);
+}
+
+/**
+ * The hard stop's refusal for a budget of `monthlyTokens` with `usedTokens` used or reserved
+ * this month: at Check once it is used up, at admission (settlement.lua) when a request's
+ * tokens would pass it.
+ */
+export function budgetRefusal(monthlyTokens: number, usedTokens: number, now: number): BudgetDeny {
   const reset = nextMonthStart(now);
   return {
     kind: 'deny',
     code: 'rate_limit_exceeded',
-    detail: `The organization's monthly token budget (${budget.monthlyTokens} tokens) is used up: ${usedTokens} tokens this month (UTC). It resets at ${new Date(reset).toISOString()}; an administrator can raise it.`,
+    detail: `The organization's monthly token budget (${monthlyTokens} tokens) is used up: ${usedTokens} tokens this month (UTC). It resets at ${new Date(reset).toISOString()}; an administrator can raise it.`,
     retryAfterSeconds: Math.max(1, Math.ceil((reset - now) / 1000)),
   };
 }

@@ -24,6 +24,12 @@ export interface GrantClaims {
   readonly uid: string;
   /** Expiry, ms since the epoch. */
   readonly exp: number;
+  /**
+   * The request authz decided on: its method and its path exactly as Envoy sent it (query
+   * string included). The embedder serves the grant only on that method and path.
+   */
+  readonly method: string;
+  readonly path: string;
 }
 
 /** Why a grant was refused (never shown to a client beyond "not authorized"). */
@@ -35,6 +41,9 @@ const VERSION = 'v1';
 /** Accepted clock difference between authz and the embedder. */
 export const GRANT_CLOCK_SKEW_MS = 5_000;
 const IDENTIFIER = /^[A-Za-z0-9][A-Za-z0-9._:/+=@-]{0,199}$/;
+const METHOD = /^[A-Z]{1,16}$/;
+/** An origin-form request target, printable ASCII only, bounded. */
+const PATH = /^\/[\x21-\x7e]{0,2047}$/;
 
 function mac(secret: string, signed: string): Buffer {
   return createHmac('sha256', secret).update(signed).digest();
@@ -73,7 +82,8 @@ function parseClaims(payload: string): GrantClaims | null {
   const ids = [c.org, c.key, c.uid].every((v) => typeof v === 'string' && IDENTIFIER.test(v));
   const model = typeof c.model === 'string' && (c.model === '' || IDENTIFIER.test(c.model));
   const numbers = [c.tpm, c.exp].every((v) => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0);
-  if (!ids || !model || !numbers) return null;
+  const target = typeof c.method === 'string' && METHOD.test(c.method) && typeof c.path === 'string' && PATH.test(c.path);
+  if (!ids || !model || !numbers || !target) return null;
   return {
     org: c.org as string,
     key: c.key as string,
@@ -81,5 +91,7 @@ function parseClaims(payload: string): GrantClaims | null {
     tpm: c.tpm as number,
     uid: c.uid as string,
     exp: c.exp as number,
+    method: c.method as string,
+    path: c.path as string,
   };
 }

@@ -46,8 +46,21 @@ export function openRedis(target: RedisTarget, options: RedisOptions): Redis {
   const tls = target.url.startsWith('rediss://') ? (target.tlsCa ? { ca: target.tlsCa } : {}) : undefined;
   const user = target.password ? { username: target.username, password: target.password } : {};
   if (!target.sentinels || target.sentinels.length === 0) return new Redis(target.url, { ...options, ...(tls ? { tls } : {}), ...user });
-  return new Redis({
+  const callerRetry = options.retryStrategy;
+  const redis = new Redis({
     ...options,
+    // A reconnect is how a client finds a promoted primary (the failover detector below only
+    // listens while connected), so its delay adds to the fail-closed window of a failover: at
+    // most 250 ms, not the caller's usual 1 s. It costs one Sentinel query and one refused
+    // connect per client per try while no primary answers.
+    ...(callerRetry
+      ? {
+          retryStrategy: (times: number) => {
+            const delay = callerRetry(times);
+            return typeof delay === 'number' ? Math.min(delay, SENTINEL_RECONNECT_MAX_MS) : delay;
+          },
+        }
+      : {}),
     ...credentials(target.url),
     ...user,
     sentinels: target.sentinels.map((s) => ({ ...s })),
@@ -62,7 +75,41 @@ export function openRedis(target: RedisTarget, options: RedisOptions): Redis {
     // sentinels again. The failed command is not resent (it surfaces as unavailable: fail closed).
     reconnectOnError: (error) => error.message.startsWith('READONLY'),
   });
+  reconnectWhenEnded(redis);
+  return redis;
 }
+
+/**
+ * ioredis 5 ends a Sentinel client for good when its failover detector (a +switch-master)
+ * disconnects it while it is still asking the sentinels for the primary: its connect rejects
+ * "Connection is closed." and its status stays "end". make fleet's Redis scenarios hit it (an
+ * embedder's store refused every command for the rest of the run). So an ended client connects
+ * again, unless its owner closed it (disconnect() or quit()).
+ */
+function reconnectWhenEnded(redis: Redis): void {
+  let closedByOwner = false;
+  const disconnect = redis.disconnect.bind(redis);
+  redis.disconnect = (reconnect = false) => {
+    if (!reconnect) closedByOwner = true;
+    disconnect(reconnect);
+  };
+  const quit = redis.quit.bind(redis);
+  redis.quit = ((...args: Parameters<Redis['quit']>) => {
+    closedByOwner = true;
+    return quit(...args);
+  }) as Redis['quit'];
+  redis.on('end', () => {
+    if (closedByOwner) return;
+    setTimeout(() => {
+      if (!closedByOwner && redis.status === 'end') redis.connect().catch(() => undefined);
+    }, ENDED_RECONNECT_MS).unref();
+  });
+}
+
+const SENTINEL_RECONNECT_MAX_MS = 250;
+
+/** How soon an ended Sentinel client connects again: as soon as ioredis's own retries would. */
+const ENDED_RECONNECT_MS = 100;
 
 /** The user, password and database of a redis[s]:// URL (its host and port are the sentinels' business). */
 function credentials(url: string): Pick<RedisOptions, 'username' | 'password' | 'db'> {

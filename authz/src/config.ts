@@ -8,7 +8,7 @@ import { repoRoot } from '../../contract/repo-root.js';
 import { readAccessSettings, type AccessSettings } from '../../contract/access-settings.js';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings, type RedisTarget } from '../../contract/redis-target.js';
-import { readSecret, readToken } from '../../contract/secrets.js';
+import { readOptionalFile, readSecret, readToken } from '../../contract/secrets.js';
 
 export { ConfigError } from '../../contract/env.js';
 
@@ -39,6 +39,12 @@ export interface AuthzConfig extends AccessSettings {
   readonly grantSecret: string;
   /** How long a grant stays valid: the whole request, body included, must reach the embedder within it. */
   readonly grantTtlMs: number;
+  /**
+   * The embedder's Redis user (EMBEDDER_REDIS_USERNAME, EMBEDDER_REDIS_PASSWORD[_FILE]), which
+   * authz creates and keeps (store/settlement.ts): its rules name the settlement's secret
+   * namespace. Unset, nobody creates it (the embedder then uses a full user: development).
+   */
+  readonly embedderRedisUser?: { readonly username: string; readonly password: string };
   /** How long a Check may reuse a key lookup (0 = never); see key-cache.ts for why. */
   readonly keyCacheTtlMs: number;
   /** Bounds of the key cache (key-cache.ts): keys that exist, "not found" answers, unknown ids in flight. */
@@ -95,6 +101,7 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     grantSecret: readSecret(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
     // Envoy's REQUEST_TIMEOUT_S (60 s) for the body, plus a margin.
     grantTtlMs: read.integer('GRANT_TTL_MS', 90_000, 1_000, 3_600_000),
+    ...readEmbedderUser(read),
     // Bounded: it is also how long a revoked key or a changed organization may go unnoticed.
     keyCacheTtlMs: read.integer('KEY_CACHE_TTL_MS', 1000, 0, 60_000),
     keyCacheMaxKeys: read.integer('KEY_CACHE_MAX_KEYS', KEY_CACHE_DEFAULTS.maxKnown, 1, 10_000_000),
@@ -110,6 +117,21 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     metricsPort: read.integer('AUTHZ_METRICS_PORT', 9192, 0, 65535),
     otlpEndpoint: readOtlpEndpoint(read),
   });
+}
+
+/** EMBEDDER_REDIS_USERNAME with EMBEDDER_REDIS_PASSWORD or EMBEDDER_REDIS_PASSWORD_FILE, or nothing. */
+function readEmbedderUser(read: EnvReader): Pick<AuthzConfig, 'embedderRedisUser'> {
+  const username = read.optional('EMBEDDER_REDIS_USERNAME');
+  if (username === undefined) return {};
+  if (!/^[A-Za-z0-9._-]{1,64}$/.test(username)) read.problem('EMBEDDER_REDIS_USERNAME', 'be 1-64 of A-Z a-z 0-9 . _ -', username);
+  const password =
+    read.optional('EMBEDDER_REDIS_PASSWORD') ??
+    readOptionalFile(read, 'EMBEDDER_REDIS_PASSWORD_FILE', /^\S{16,512}$/, 'one line of at least 16 characters, no spaces', repoRoot);
+  if (password === undefined) {
+    read.problem('EMBEDDER_REDIS_PASSWORD / EMBEDDER_REDIS_PASSWORD_FILE', 'be set with EMBEDDER_REDIS_USERNAME');
+    return {};
+  }
+  return { embedderRedisUser: { username, password } };
 }
 
 /** Where authz's Redis is and how to reach it, from the config (what openRedis takes). */

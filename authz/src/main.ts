@@ -7,9 +7,7 @@ import { ConfigError, loadConfig, redisTargetOf, type AuthzConfig } from './conf
 import { createLogger } from './telemetry/log.js';
 import { createAuthzMetrics } from './telemetry/metrics.js';
 import { createMetricsServer, listenMetrics } from './telemetry/metrics-server.js';
-import { BudgetGate } from './edge/budget-gate.js';
 import { bindServer, createServer } from './edge/server.js';
-import { BudgetStore } from './store/budgets.js';
 import { warnWhenNotPersistent } from './store/persistence.js';
 import { createStore } from './store/redis.js';
 import { startTracing } from './telemetry/tracing.js';
@@ -44,7 +42,15 @@ async function main(): Promise<void> {
   const config = configOrExit();
   const log = createLogger(config.logLevel);
   const target = redisTargetOf(config);
-  const store = createStore({ ...target, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
+  const store = createStore(
+    { ...target, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs },
+    config.embedderRedisUser,
+    (error) =>
+      log.warn(
+        { event: 'settlement_setup_failed', reason: error instanceof Error ? error.message : String(error) },
+        'settlement setup failed; retrying',
+      ),
+  );
   store.onReadyChange((ready) =>
     log.info({ event: ready ? 'redis_up' : 'redis_down' }, ready ? 'redis connected' : 'redis connection lost'),
   );
@@ -55,7 +61,6 @@ async function main(): Promise<void> {
   const metrics = createAuthzMetrics();
   metrics.watchRedis(() => store.isReady());
   const tracing = startTracing(config.otlpEndpoint);
-  const budgets = new BudgetGate(new BudgetStore(store.connection));
   const server = createServer({
     config,
     store,
@@ -63,7 +68,6 @@ async function main(): Promise<void> {
     isDraining: () => draining,
     metrics,
     tracer: tracing.enabled ? tracing.tracer : undefined,
-    budgets,
   });
   const port = await bindServer(server, config.host, config.port);
   if (config.callerAuth === 'mesh')

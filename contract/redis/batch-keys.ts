@@ -1,12 +1,14 @@
+import { createHash } from 'node:crypto';
+
 /**
  * The Redis keys of the Batch API's functions (contract/redis/batch.lua), shared by the embedder
  * (which calls them) and the tests, and the ACL rules that let the embedder's restricted user
- * run them. Every batch key of an organization carries the `{org}` hash tag (DESIGN: settlement
- * v2); organization ids hold none of `{`, `}` or `:`. The function reads two records authz owns,
- * read-only: the organization (its `models`) and its budget (`monthly_tokens`, `hard_stop`); their
- * names are authz's layout (authz/src/store/records.ts, budgets.ts), checked against it by
- * test/batch/batch-api.test.ts (a revoked model, a hard-stop budget). The grant's settle key and the usage stream and counters are
- * the settlement's (settlement-keys.ts).
+ * run them. Every batch key of an organization carries the `{org}` hash tag; organization ids
+ * hold none of `{`, `}` or `:`. The functions read two records authz owns, read-only: the
+ * organization (its `models`) and its budget (`monthly_tokens`, `hard_stop`); their names are
+ * authz's layout, checked against it by test/batch/batch-api.test.ts. The grant record, the
+ * usage stream, its counters and the month's budget counter are the settlement's, under its
+ * secret namespace (settlement-keys.ts): the functions derive them, the embedder names none.
  */
 /** The batch functions' key names under `prefix`. */
 export function batchKeys(prefix: string) {
@@ -24,6 +26,24 @@ export function batchKeys(prefix: string) {
     /** authz's records, read by the admission check. */
     org: (org: string) => `${prefix}org:${org}`,
     budget: (org: string) => `${prefix}budget:${org}`,
+  };
+}
+
+const WRITE = ['open', 'claim', 'heartbeat', 'admit', 'commit', 'cancel', 'expire', 'finish', 'fail'] as const;
+const READ = ['get', 'list', 'unfinished'] as const;
+
+/** The batch functions' names for `prefix` (tagged like the settlement's: settlement-keys.ts). */
+export function batchFunctionNames(prefix: string) {
+  const tag = createHash('sha256').update(prefix).digest('hex').slice(0, 12);
+  const name = (fn: string) => `ctg_batch_${fn}_${tag}`;
+  return {
+    library: `ctg_batch_${tag}`,
+    fn: Object.fromEntries([...WRITE, ...READ].map((fn) => [fn, name(fn)])) as Record<
+      (typeof WRITE)[number] | (typeof READ)[number],
+      string
+    >,
+    write: WRITE.map(name),
+    read: READ.map(name),
   };
 }
 
@@ -46,6 +66,5 @@ export function batchAclRules(glob: string): string[] {
     `(+hget +hset +hsetnx +hincrby +hgetall +pexpire +zadd +zrange +zrem ${batch})`,
     `(+xadd +xgroup|create +xreadgroup +xautoclaim +xclaim +xack +xpending +xtrim +zadd +zrange +zrem +zincrby ${queue})`,
     `(+hget ${readOnly.join(' ')})`,
-    `(+hget ~${glob}usage:daily:*)`,
   ];
 }

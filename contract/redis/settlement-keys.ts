@@ -1,20 +1,38 @@
-import { batchAclRules } from './batch-keys.js';
+import { createHash } from 'node:crypto';
+import { batchAclRules, batchFunctionNames } from './batch-keys.js';
 
 /**
- * The Redis keys a request's settlement touches, shared by authz (which writes organizations and
- * keys, reads usage, and checks request rates on the same token buckets) and the embedder (which
- * settles through contract/redis/settlement.lua). Every key starts with REDIS_KEY_PREFIX;
- * organization ids never contain ':' so keys cannot collide.
+ * The settlement's Redis layout (contract/redis/settlement.lua; docs/settlement.md). All its
+ * state lives under a secret namespace, `<prefix><NS>:`, NS being 128 random bits authz creates
+ * once (SETTLEMENT_NS_KEY) and renders into the function library's source. The embedder, whose
+ * Redis user may touch only keys under that namespace, never learns NS: it calls the functions
+ * by name with a grant uid and numbers, and they derive every key. authz and admin (full Redis
+ * users) read NS at start to load the library and to read usage back.
+ *
+ * Function names carry a tag derived from the prefix, so deployments (and test stacks) sharing
+ * one Redis under different prefixes each have their own library.
  */
 
-/** The settlement's key names under `prefix`. */
-export function settlementKeys(prefix: string) {
+/** The key, under `prefix`, that holds the namespace (readable by full users only). */
+export const settlementNsKey = (prefix: string): string => `${prefix}settlement:ns`;
+
+/** A namespace as authz creates it: 32 lower-case hex digits. */
+export const NAMESPACE_RULE = /^[0-9a-f]{32}$/;
+/** The prefixes a library may be rendered with (they are spliced into Lua source and key patterns). */
+const PREFIX_RULE = /^[A-Za-z0-9:_.-]{0,64}$/;
+
+/** The settlement's key names under `prefix` and namespace `ns` (for full users: authz, admin, tests). */
+export function settlementKeys(prefix: string, ns: string) {
+  const root = `${prefix}${ns}:`;
   return {
-    tokenBucket: (org: string, model: string) => `${prefix}rl:tok:${org}:${model}`,
-    /** One request's settlement state (admitted, recorded or refunded), by the grant's uid. */
-    settle: (uid: string) => `${prefix}settle:${uid}`,
-    usageStream: `${prefix}usage`,
-    usageDaily: (org: string, day: string) => `${prefix}usage:daily:${org}:${day}`,
+    root,
+    grant: (uid: string) => `${root}g:${uid}`,
+    requestBucket: (org: string, model: string) => `${root}rl:req:${org}:${model}`,
+    tokenBucket: (org: string, model: string) => `${root}rl:tok:${org}:${model}`,
+    /** Tokens admitted (reserved) and recorded this UTC month: the hard stop's counter. */
+    month: (org: string, month: string) => `${root}b:${org}:${month}`,
+    usageStream: `${root}usage`,
+    usageDaily: (org: string, day: string) => `${root}usage:daily:${org}:${day}`,
   };
 }
 
@@ -23,38 +41,61 @@ export function utcDay(ms: number): string {
   return new Date(ms).toISOString().slice(0, 10);
 }
 
+/** The tag of a prefix's library and function names: not secret, fixed per prefix. */
+function tagOf(prefix: string): string {
+  return createHash('sha256').update(prefix).digest('hex').slice(0, 12);
+}
+
+/** The settlement functions' names for `prefix` (what the embedder calls). */
+export function settlementFunctionNames(prefix: string) {
+  const tag = tagOf(prefix);
+  return {
+    library: `ctg_settlement_${tag}`,
+    check: `ctg_check_${tag}`,
+    admit: `ctg_admit_${tag}`,
+    record: `ctg_record_${tag}`,
+    refund: `ctg_refund_${tag}`,
+    void: `ctg_void_${tag}`,
+    status: `ctg_status_${tag}`,
+  };
+}
+
 /**
- * `ACL SETUSER <user> …` rules for the embedder's Redis user: FCALL of the settlement functions
- * and, through Redis 7 selectors, exactly the commands those functions run on exactly their keys
- * (Redis checks a function's commands against the caller's permissions). It cannot read or
- * delete anything, cannot run a script of its own, and can only append to the usage stream.
+ * A library's source (settlement.lua, batch.lua) with the prefix, the namespace and the tag put
+ * in place of their placeholders: what authz loads with FUNCTION LOAD REPLACE. It holds NS, so
+ * only full users may read it back (FUNCTION LIST is not the embedder's).
  */
-export function settlementAclRules(prefix: string, password: string): string[] {
+export function renderLibrary(source: string, prefix: string, ns: string): string {
+  if (!PREFIX_RULE.test(prefix)) throw new Error('REDIS_KEY_PREFIX may hold only letters, digits and : _ . - (at most 64)');
+  if (!NAMESPACE_RULE.test(ns)) throw new Error('the settlement namespace is not 32 hex digits');
+  return source.replaceAll('__CTG_ROOT__', `${prefix}${ns}:`).replaceAll('__CTG_PREFIX__', prefix).replaceAll('__CTG_TAG__', tagOf(prefix));
+}
+
+/**
+ * `ACL SETUSER <user> …` rules for the embedder's Redis user: FCALL of exactly its functions
+ * (by name: the check function is authz's), WAIT, and exactly the commands those functions run,
+ * on keys under the secret namespace only (Redis checks a function's commands against the
+ * caller's permissions). It cannot read anything, list functions, or run a script of its own.
+ * These rules hold NS: authz sets them (store/settlement-user.ts); nobody prints them.
+ */
+export function settlementAclRules(prefix: string, ns: string, password: string): string[] {
+  const names = settlementFunctionNames(prefix);
   const glob = prefix.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
-  const k = settlementKeys(glob);
-  const bucket = `~${k.tokenBucket('*', '*').replace(/:\*:\*$/, ':*')}`;
-  const settle = `~${k.settle('*')}`;
-  const stream = `~${k.usageStream}`;
-  const daily = `~${k.usageDaily('*', '*').replace(/:\*:\*$/, ':*')}`;
+  const batch = batchFunctionNames(prefix);
   return [
     'reset',
     'on',
     `>${password}`,
     'resetchannels',
     '-@all',
-    '+fcall',
-    '+fcall_ro',
     '+ping',
+    '+wait',
+    ...[names.admit, names.record, names.refund, names.void, ...batch.write].map((fn) => `+fcall|${fn}`),
+    ...[names.status, ...batch.read].map((fn) => `+fcall_ro|${fn}`),
+    // Inside the functions: Redis's clock, and (a selector, so no other key pattern gets them)
+    // their commands on the namespace's keys.
     '+time',
-    '+info',
-    '+function|list',
-    bucket,
-    settle,
-    stream,
-    daily,
-    `(+get +set ${bucket} ${settle})`,
-    `(+xadd ${stream})`,
-    `(+hincrby ${daily})`,
+    `(+get +set +incrby +pexpire +hget +hmget +hgetall +hset +hincrby +xadd +xdel ~${glob}${ns}:*)`,
     // The Batch API's functions (batch.lua) run as the same user.
     ...batchAclRules(glob),
   ];

@@ -1,21 +1,95 @@
-#!lua name=ctg_settlement
--- One request's settlement, shared by authz (which loads this library) and the embedder (which
--- calls it, as a Redis user allowed nothing but FCALL on these keys). Each function is one atomic
--- round trip. A request's state lives in its settle key, named by the grant's uid:
---   a:<tokens>  admitted (charged)     u:<tokens>  recorded (usage written)     r:<tokens>  refunded
--- so a grant is charged once, recorded once and only if charged, and never both refunded and
--- recorded. The caller's clock (`now`) drives the buckets, so the arithmetic is testable against
--- authz/src/policy/limits.ts (GCRA, line for line: integer ms, state "ms:frac" meaning
--- TAT = ms + frac / tpm); Redis's own clock (TIME) is the fence against a command that arrives
--- late: past the grant's expiry, or past the deadline the embedder waits for a record's answer.
--- Identifiers and counts only, never text.
+#!lua name=ctg_settlement___CTG_TAG__
+-- Every request's settlement, one library: authz's Check (ctg_check: request rate, token room,
+-- hard-stop budget, and the grant record) and the embedder's admit, record, refund and void of
+-- that grant. Each function is one atomic round trip. docs/settlement.md explains the design.
+--
+-- The secret namespace. Every key these functions touch lives under ROOT = <prefix><NS>:, where
+-- NS is 128 random bits that authz created and renders into this source before FUNCTION LOAD
+-- (settlement-keys.ts, renderSettlementLibrary). The embedder's Redis user may run these
+-- commands only on ROOT's keys, and passes no key names at all (numkeys 0): it never learns NS,
+-- so it cannot name a key to write raw. What it can do is call the functions, and they decide
+-- from the grant record authz wrote at Check, never from what the embedder says:
+--   ROOT g:<uid>                 grant record (hash): org, key, model, tpm, method, path, cap
+--                                (hard-stop budget or -1), month, exp, state, sid, day
+--   ROOT rl:req:<org>:<model>    request bucket (GCRA)    ROOT rl:tok:<org>:<model>  token bucket
+--   ROOT b:<org>:<YYYY-MM>       tokens reserved and used this month (the hard stop's counter)
+--   ROOT usage                   usage stream (contract/usage-record.ts's USAGE_FIELDS)
+--   ROOT usage:daily:<org>:<day> daily counters
+-- A grant's state: 'i' issued, then 'a:<n>' admitted (charged), 'u:<n>' recorded, 'r:<n>'
+-- refunded, 'v:<n>' voided (recorded, then taken back: the replicas did not confirm it). Each
+-- step happens once, so a grant serves one request.
+--
+-- GCRA arithmetic is authz/src/policy/limits.ts's, line for line (integer ms, state "ms:frac"
+-- meaning TAT = ms + frac / limit); test/authz/limits-redis.test.ts compares them. The caller's
+-- clock (`now`) drives the buckets; Redis's own clock (TIME) is the fence against a command that
+-- arrives late. Identifiers and counts only, never text.
 
+local ROOT = '__CTG_ROOT__'
+local PREFIX = '__CTG_PREFIX__'
 local SKEW_MS = 5000
 local MARK_TTL_MS = 86400000
+local MONTH_TTL_MS = 40 * 86400000
+local DAY_MS = 86400000
+-- How long after its record the embedder may still void a grant (its WAIT for the replicas).
+local VOID_WINDOW_MS = 5000
+-- The gateway's request-id rule (embedder/src/settlement/settlement.ts REQUEST_ID_RULE).
+local REQUEST_ID = '^[%w%._:/%+=@%-]+$'
 
 local function redis_now()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+-- A grant uid as authz makes them (a UUID): hex and dashes only, so it cannot steer a key name.
+local function grant_key(uid)
+  if type(uid) ~= 'string' or #uid < 8 or #uid > 64 or not string.match(uid, '^[%x%-]+$') then return nil end
+  return ROOT .. 'g:' .. uid
+end
+
+-- A whole, non-negative count given as decimal digits (no sign, exponent or fraction).
+local function count(raw)
+  if type(raw) ~= 'string' or #raw > 15 or not string.match(raw, '^%d+$') then return nil end
+  return tonumber(raw)
+end
+
+-- Days since the epoch to a UTC date (Howard Hinnant's civil_from_days).
+local function civil(ms)
+  local z = math.floor(ms / DAY_MS) + 719468
+  local era = math.floor(z / 146097)
+  local doe = z - era * 146097
+  local yoe = math.floor((doe - math.floor(doe / 1460) + math.floor(doe / 36524) - math.floor(doe / 146096)) / 365)
+  local doy = doe - (365 * yoe + math.floor(yoe / 4) - math.floor(yoe / 100))
+  local mp = math.floor((5 * doy + 2) / 153)
+  local d = doy - math.floor((153 * mp + 2) / 5) + 1
+  local m = mp < 10 and mp + 3 or mp - 9
+  local y = yoe + era * 400
+  if m <= 2 then y = y + 1 end
+  return y, m, d
+end
+
+local function utc_day(ms)
+  local y, m, d = civil(ms)
+  return string.format('%04d-%02d-%02d', y, m, d)
+end
+
+local function utc_month(ms)
+  local y, m = civil(ms)
+  return string.format('%04d-%02d', y, m)
+end
+
+-- Milliseconds from `ms` to the start of the next UTC month.
+local function until_next_month(ms)
+  local y, m = civil(ms)
+  m = m + 1
+  if m > 12 then m, y = 1, y + 1 end
+  -- Days from the epoch to y-m-01 (days_from_civil).
+  local yy = m <= 2 and y - 1 or y
+  local era = math.floor(yy / 400)
+  local yoe = yy - era * 400
+  local mp = m > 2 and m - 3 or m + 9
+  local doy = math.floor((153 * mp + 2) / 5)
+  local doe = yoe * 365 + math.floor(yoe / 4) - math.floor(yoe / 100) + doy
+  return (era * 146097 + doe - 719468) * DAY_MS - ms
 end
 
 local function load_tat(key, now)
@@ -30,10 +104,17 @@ local function load_tat(key, now)
   return { ms = now, frac = 0 }
 end
 
-local function units_left(tat, now, tpm, period)
-  local n = math.floor(((now + period - tat.ms) * tpm - tat.frac) / period)
+local function units_left(tat, now, limit, period)
+  local n = math.floor(((now + period - tat.ms) * limit - tat.frac) / period)
   if n < 0 then return 0 end
   return n
+end
+
+local function ms_until(tat, now)
+  local d = tat.ms - now
+  if tat.frac > 0 then d = d + 1 end
+  if d < 0 then return 0 end
+  return d
 end
 
 local function store_tat(key, tat, now)
@@ -42,93 +123,200 @@ local function store_tat(key, tat, now)
     redis.call('SET', key, string.format('%.0f:0', now), 'PX', 1)
     return
   end
-  local ttl = tat.ms - now
-  if tat.frac > 0 then ttl = ttl + 1 end
-  redis.call('SET', key, string.format('%.0f:%.0f', tat.ms, tat.frac), 'PX', math.max(1, ttl))
+  redis.call('SET', key, string.format('%.0f:%.0f', tat.ms, tat.frac), 'PX', math.max(1, ms_until(tat, now)))
 end
 
--- KEYS: token bucket, settle key. ARGV: now, tpm, tokens, period, grant expiry (ms).
--- Returns {outcome, tokensRemaining, retryAfterMs, redisNow}; outcome 0 admitted (or admitted or
--- recorded before with the same tokens: a retry of the same request, charged once), 1 over the
--- limit, 2 larger than the whole limit, 3 grant expired, 4 grant already used for other tokens.
--- A refunded request's retry is charged again.
-local function admit(keys, args)
-  local now, tpm, cost, period, exp = tonumber(args[1]), tonumber(args[2]), tonumber(args[3]), tonumber(args[4]), tonumber(args[5])
-  local fence = redis_now()
-  if fence > exp + SKEW_MS then return { 3, 0, 0, fence } end
-  local state = redis.call('GET', keys[2])
-  if state == 'a:' .. cost or state == 'u:' .. cost then
-    return { 0, units_left(load_tat(keys[1], now), now, tpm, period), 0, fence }
-  end
-  if state and state ~= 'r:' .. cost then return { 4, 0, 0, fence } end
-  if tpm <= 0 or cost > tpm then return { 2, 0, 0, fence } end
-  local base = load_tat(keys[1], now)
+-- One GCRA step of `cost` on a bucket of `limit` per `period`; limits.ts's gcra().
+-- Returns allowed, next state, remaining, resetMs, retryAfterMs.
+local function gcra(base, now, limit, period, cost)
+  if limit <= 0 then return false, { ms = now, frac = 0 }, 0, 0, period end
   local num = base.frac + cost * period
-  local nxt = { ms = base.ms + math.floor(num / tpm), frac = num % tpm }
-  local excess = (nxt.ms - period - now) * tpm + nxt.frac
-  if excess > 0 then
-    local retry = nxt.ms - period - now
-    if nxt.frac > 0 then retry = retry + 1 end
-    return { 1, units_left(base, now, tpm, period), retry, fence }
-  end
-  store_tat(keys[1], nxt, now)
-  redis.call('SET', keys[2], 'a:' .. cost, 'PX', math.max(exp - fence, 0) + MARK_TTL_MS)
-  return { 0, units_left(nxt, now, tpm, period), 0, fence }
+  local nxt = { ms = base.ms + math.floor(num / limit), frac = num % limit }
+  local excess = (nxt.ms - period - now) * limit + nxt.frac
+  if excess <= 0 then return true, nxt, units_left(nxt, now, limit, period), ms_until(nxt, now), 0 end
+  local retry = nxt.ms - period - now
+  if nxt.frac > 0 then retry = retry + 1 end
+  return false, base, units_left(base, now, limit, period), ms_until(base, now), retry
 end
 
--- KEYS: settle key, usage stream, daily counters hash. ARGV: org, key id, model, request id,
--- tokens, time (ms), deadline (ms, Redis's clock). Returns 1 recorded now, 0 recorded before,
--- -1 past the deadline (nothing written, ever: the embedder answers 503), -2 not admitted for
--- these tokens (refunded, never charged, or other tokens).
-local function record(keys, args)
-  local org, key_id, model, request_id, tokens, time, deadline = args[1], args[2], args[3], args[4], args[5], args[6], tonumber(args[7])
-  local state = redis.call('GET', keys[1])
-  if state == 'u:' .. tokens then return 0 end
-  if state ~= 'a:' .. tokens then return -2 end
-  if redis_now() > deadline then return -1 end
-  redis.call('SET', keys[1], 'u:' .. tokens, 'KEEPTTL')
-  redis.call('XADD', keys[2], '*', 'org', org, 'key', key_id, 'model', model,
-    'request_id', request_id, 'tokens', tokens, 'ts', time)
+local function buckets(org, model)
+  return ROOT .. 'rl:req:' .. org .. ':' .. model, ROOT .. 'rl:tok:' .. org .. ':' .. model
+end
+
+local function month_key(org, month)
+  return ROOT .. 'b:' .. org .. ':' .. month
+end
+
+-- Gives `cost` tokens back to the grant's token bucket and its month's budget counter.
+local function give_back(rec, cost, now, period)
+  local tpm = tonumber(rec.tpm)
+  local _, tok = buckets(rec.org, rec.model)
+  local raw = tpm > 0 and redis.call('GET', tok)
+  local ms, frac = nil, nil
+  if raw then ms, frac = string.match(raw, '^(%d+):(%d+)$') end
+  if ms then
+    ms, frac = tonumber(ms), tonumber(frac)
+    local back = cost * period
+    ms = ms - math.floor(back / tpm)
+    frac = frac - (back % tpm)
+    if frac < 0 then
+      frac = frac + tpm
+      ms = ms - 1
+    end
+    store_tat(tok, { ms = ms, frac = frac }, now)
+  end
+  local month = month_key(rec.org, rec.month)
+  local left = redis.call('INCRBY', month, 0 - cost)
+  if left < 0 then redis.call('INCRBY', month, 0 - left) end
+end
+
+local function read_grant(key)
+  local raw = redis.call('HGETALL', key)
+  if #raw == 0 then return nil end
+  local rec = {}
+  for i = 1, #raw, 2 do rec[raw[i]] = raw[i + 1] end
+  return rec
+end
+
+-- authz's Check (authz only: it reads the budget hash under <prefix>, outside ROOT, which the
+-- embedder's user may not touch). ARGV: uid, org, key id, model (the buckets'), granted model
+-- ('' when not enabled), method, path, now, rpm, tpm, period, grant expiry (ms). The hard-stop
+-- budget, limits.ts's evaluateCheck (token room, then one request), then the grant record. Returns {allowed, reason (0 none, 1 requests, 2 tokens,
+-- 3 budget), requestsRemaining, requestsResetMs, tokensRemaining, retryAfterMs, budget tokens,
+-- budget used}.
+local function check(_, args)
+  local uid, org, key_id, model, granted, method, path = args[1], args[2], args[3], args[4], args[5], args[6], args[7]
+  local now, rpm, tpm, period, exp = tonumber(args[8]), tonumber(args[9]), tonumber(args[10]), tonumber(args[11]), tonumber(args[12])
+  local grant = grant_key(uid)
+  if not grant then return redis.error_reply('ERR grant uid') end
+  local budget = redis.call('HMGET', PREFIX .. 'budget:' .. org, 'monthly_tokens', 'hard_stop')
+  local month = utc_month(now)
+  local cap = -1
+  if budget[1] and budget[2] == '1' then
+    cap = tonumber(budget[1]) or 0
+    local used = tonumber(redis.call('GET', month_key(org, month)) or '0')
+    if used >= cap then return { 0, 3, 0, 0, 0, until_next_month(now), cap, used } end
+  end
+  local req, tok = buckets(org, model)
+  local tok_ok, _, tok_left, _, tok_retry = gcra(load_tat(tok, now), now, tpm, period, 0)
+  local cost = 0
+  if tok_ok then cost = 1 end
+  local req_ok, req_tat, req_left, req_reset, req_retry = gcra(load_tat(req, now), now, rpm, period, cost)
+  if not tok_ok then return { 0, 2, req_left, req_reset, tok_left, tok_retry, 0, 0 } end
+  if not req_ok then return { 0, 1, req_left, req_reset, tok_left, req_retry, 0, 0 } end
+  redis.call('SET', req, string.format('%.0f:%.0f', req_tat.ms, req_tat.frac), 'PX', math.max(1, req_reset))
+  redis.call('HSET', grant, 'org', org, 'key', key_id, 'model', granted, 'tpm', tpm, 'method', method, 'path', path,
+    'cap', cap, 'month', month, 'exp', exp, 'state', 'i')
+  redis.call('PEXPIRE', grant, math.max(exp - now, 0) + SKEW_MS)
+  return { 1, 0, req_left, req_reset, tok_left, 0, 0, 0 }
+end
+
+-- The embedder's admission. ARGV: uid, tokens, now, period. Charges the grant's organization's
+-- token bucket (the grant's tpm) and, under a hard stop, reserves the tokens in the month's
+-- budget counter, all or nothing, once per grant. Returns {outcome, tokensRemaining,
+-- retryAfterMs, redisNow, budget tokens, budget used}; outcome 0 admitted, 1 over the token
+-- limit, 2 larger than the whole limit, 3 grant unknown or expired, 4 grant already used,
+-- 5 not a token count, 6 over the hard-stop budget.
+local function admit(_, args)
+  local grant = grant_key(args[1])
+  local cost, now, period = count(args[2]), tonumber(args[3]), tonumber(args[4])
+  local fence = redis_now()
+  if not grant then return { 3, 0, 0, fence, 0, 0 } end
+  if not cost or not now or not period or period <= 0 then return { 5, 0, 0, fence, 0, 0 } end
+  local rec = read_grant(grant)
+  if not rec or fence > tonumber(rec.exp) + SKEW_MS then return { 3, 0, 0, fence, 0, 0 } end
+  if rec.state ~= 'i' then return { 4, 0, 0, fence, 0, 0 } end
+  if rec.model == '' then return { 3, 0, 0, fence, 0, 0 } end
+  local tpm = tonumber(rec.tpm)
+  if tpm <= 0 or cost > tpm then return { 2, 0, 0, fence, 0, 0 } end
+  local _, tok = buckets(rec.org, rec.model)
+  local ok, nxt, left, _, retry = gcra(load_tat(tok, now), now, tpm, period, cost)
+  if not ok then return { 1, left, retry, fence, 0, 0 } end
+  local month = month_key(rec.org, rec.month)
+  local cap = tonumber(rec.cap)
+  local used = tonumber(redis.call('GET', month) or '0')
+  if cap >= 0 and used + cost > cap then return { 6, left, until_next_month(now), fence, cap, used } end
+  store_tat(tok, nxt, now)
+  redis.call('INCRBY', month, cost)
+  redis.call('PEXPIRE', month, MONTH_TTL_MS)
+  redis.call('HSET', grant, 'state', 'a:' .. cost)
+  redis.call('PEXPIRE', grant, math.max(tonumber(rec.exp) - fence, 0) + MARK_TTL_MS)
+  return { 0, units_left(nxt, now, tpm, period), 0, fence, 0, 0 }
+end
+
+-- ARGV: uid, tokens, request id, deadline (ms, Redis's clock). Writes the grant's usage (its
+-- organization, key and model; Redis's clock as the time) and the daily counters, once, for
+-- exactly the admitted tokens. Returns 1 recorded now, 0 recorded before, -1 past the deadline
+-- (nothing written, ever: the embedder answers 503), -2 not admitted for these tokens.
+local function record(_, args)
+  local grant = grant_key(args[1])
+  local tokens, request_id, deadline = args[2], args[3], tonumber(args[4])
+  if not grant or not count(tokens) or not deadline then return -2 end
+  if type(request_id) ~= 'string' or #request_id > 200 or not string.match(request_id, REQUEST_ID) then return -2 end
+  local rec = read_grant(grant)
+  if not rec then return -2 end
+  if rec.state == 'u:' .. tokens then return 0 end
+  if rec.state ~= 'a:' .. tokens then return -2 end
+  local time = redis_now()
+  if time > deadline then return -1 end
+  local day = utc_day(time)
+  local sid = redis.call('XADD', ROOT .. 'usage', '*', 'org', rec.org, 'key', rec.key, 'model', rec.model,
+    'request_id', request_id, 'tokens', tokens, 'ts', time, 'kind', 'online', 'batch', '')
+  redis.call('HSET', grant, 'state', 'u:' .. tokens, 'sid', sid, 'day', day, 'at', time)
+  local daily = ROOT .. 'usage:daily:' .. rec.org .. ':' .. day
   local n = tonumber(tokens)
-  redis.call('HINCRBY', keys[3], 'requests', 1)
-  redis.call('HINCRBY', keys[3], 'tokens', n)
-  redis.call('HINCRBY', keys[3], 'requests:' .. model, 1)
-  redis.call('HINCRBY', keys[3], 'tokens:' .. model, n)
+  redis.call('HINCRBY', daily, 'requests', 1)
+  redis.call('HINCRBY', daily, 'tokens', n)
+  redis.call('HINCRBY', daily, 'requests:' .. rec.model, 1)
+  redis.call('HINCRBY', daily, 'tokens:' .. rec.model, n)
   return 1
 end
 
--- KEYS: token bucket, settle key. ARGV: now, tpm, period. Gives an admitted, unrecorded
--- request's tokens back (TAT moves back by tokens·period/tpm, never before now). Returns 1 when
--- refunded, 0 when there was nothing to refund (never admitted, recorded, refunded before).
-local function refund(keys, args)
-  local now, tpm, period = tonumber(args[1]), tonumber(args[2]), tonumber(args[3])
-  local state = redis.call('GET', keys[2])
-  local cost = state and tonumber(string.match(state, '^a:(%d+)$'))
+-- ARGV: uid, now, period. Gives an admitted, unrecorded grant's tokens and budget back (TAT
+-- moves back by tokens·period/tpm, never before now). Returns 1 refunded, 0 nothing to refund.
+local function refund(_, args)
+  local grant = grant_key(args[1])
+  local now, period = tonumber(args[2]), tonumber(args[3])
+  if not grant or not now or not period or period <= 0 then return 0 end
+  local rec = read_grant(grant)
+  local cost = rec and tonumber(string.match(rec.state, '^a:(%d+)$'))
   if not cost then return 0 end
-  redis.call('SET', keys[2], 'r:' .. cost, 'KEEPTTL')
-  if tpm <= 0 then return 1 end
-  local raw = redis.call('GET', keys[1])
-  if not raw then return 1 end
-  local ms, frac = string.match(raw, '^(%d+):(%d+)$')
-  if not ms then return 1 end
-  ms, frac = tonumber(ms), tonumber(frac)
-  local back = cost * period
-  ms = ms - math.floor(back / tpm)
-  frac = frac - (back % tpm)
-  if frac < 0 then
-    frac = frac + tpm
-    ms = ms - 1
-  end
-  store_tat(keys[1], { ms = ms, frac = frac }, now)
+  redis.call('HSET', grant, 'state', 'r:' .. cost)
+  give_back(rec, cost, now, period)
   return 1
 end
 
--- KEYS: settle key. Returns the state ('' when none): how a settlement whose reply was lost ended.
-local function status(keys)
-  return redis.call('GET', keys[1]) or ''
+-- ARGV: uid, now, period. Takes back a usage recorded within VOID_WINDOW_MS whose replication
+-- the embedder could not confirm (it answers 503, never 200): the stream entry is deleted, the
+-- daily counters reversed, tokens and budget given back. Returns 1 voided, 0 nothing to void.
+local function void(_, args)
+  local grant = grant_key(args[1])
+  local now, period = tonumber(args[2]), tonumber(args[3])
+  if not grant or not now or not period or period <= 0 then return 0 end
+  local rec = read_grant(grant)
+  local cost = rec and tonumber(string.match(rec.state, '^u:(%d+)$'))
+  if not cost or redis_now() > tonumber(rec.at) + VOID_WINDOW_MS then return 0 end
+  redis.call('HSET', grant, 'state', 'v:' .. cost)
+  redis.call('XDEL', ROOT .. 'usage', rec.sid)
+  local daily = ROOT .. 'usage:daily:' .. rec.org .. ':' .. rec.day
+  redis.call('HINCRBY', daily, 'requests', -1)
+  redis.call('HINCRBY', daily, 'tokens', 0 - cost)
+  redis.call('HINCRBY', daily, 'requests:' .. rec.model, -1)
+  redis.call('HINCRBY', daily, 'tokens:' .. rec.model, 0 - cost)
+  give_back(rec, cost, now, period)
+  return 1
 end
 
-redis.register_function('ctg_admit', admit)
-redis.register_function('ctg_record', record)
-redis.register_function('ctg_refund', refund)
-redis.register_function { function_name = 'ctg_settle_status', callback = status, flags = { 'no-writes' } }
+-- ARGV: uid. The grant's state ('' when none): how a settlement whose reply was lost ended.
+local function status(_, args)
+  local grant = grant_key(args[1])
+  if not grant then return '' end
+  return redis.call('HGET', grant, 'state') or ''
+end
+
+redis.register_function('ctg_check___CTG_TAG__', check)
+redis.register_function('ctg_admit___CTG_TAG__', admit)
+redis.register_function('ctg_record___CTG_TAG__', record)
+redis.register_function('ctg_refund___CTG_TAG__', refund)
+redis.register_function('ctg_void___CTG_TAG__', void)
+redis.register_function { function_name = 'ctg_status___CTG_TAG__', callback = status, flags = { 'no-writes' } }

@@ -37,6 +37,13 @@ export interface EmbedderConfig {
   readonly redis: RedisSettings;
   /** How long one admit, and one record with its retries, may take; past it the request fails closed with 503. */
   readonly settlementTimeoutMs: number;
+  /**
+   * Replicas that must hold a usage record before its 200 (SETTLEMENT_MIN_REPLICAS; 0 for a
+   * standalone Redis) and how long to wait for them (SETTLEMENT_WAIT_MS): fewer in time, the
+   * record is voided and the request answered 503, so a failover loses no answered request.
+   */
+  readonly settlementMinReplicas: number;
+  readonly settlementWaitMs: number;
   /** The bearer token GET /metrics requires (Prometheus sends it); without one, /metrics answers nobody. */
   readonly metricsToken: string | undefined;
   /** On SIGTERM, how long in-flight requests may take to finish before the process exits anyway. */
@@ -151,6 +158,9 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     grantSecret: readSecret(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
     redis: readRedisSettings(read),
     settlementTimeoutMs: read.integer('SETTLEMENT_TIMEOUT_MS', 1_000, 10, 60_000),
+    settlementMinReplicas: read.integer('SETTLEMENT_MIN_REPLICAS', 0, 0, 5),
+    // Bounded well under the record's void window (settlement.lua VOID_WINDOW_MS, 5 s).
+    settlementWaitMs: read.integer('SETTLEMENT_WAIT_MS', 500, 10, 2_000),
     metricsToken: readToken(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),
     // The longest request (1,000 × 512 tokens) takes minutes on 2 cores; Envoy's route allows 600 s.
     drainSeconds: read.integer('EMBEDDER_DRAIN_S', 600, 0, 3600),

@@ -33,7 +33,15 @@ async function main(): Promise<void> {
   const measured = measureEngine(loaded.engine, metrics);
   const engine = tracing.enabled ? traceEngine(measured, tracing.tracer) : measured;
   // Each command bounded by the settlement's own wait: a stalled Redis fails the request closed.
-  const store = measureSettlement(openSettlementStore({ ...config.redis, timeoutMs: config.settlementTimeoutMs }), metrics);
+  const store = measureSettlement(
+    openSettlementStore({
+      ...config.redis,
+      timeoutMs: config.settlementTimeoutMs,
+      minReplicas: config.settlementMinReplicas,
+      waitMs: config.settlementWaitMs,
+    }),
+    metrics,
+  );
   const settlement = tracing.enabled ? traceSettlement(store, tracing.tracer) : store;
   // The Batch API, when its key-encryption key is configured: workers share the queue on Redis.
   let warn = (_reason: string): void => undefined;

@@ -1,13 +1,14 @@
 /**
- * The fleet on this machine: 10 hosts in network namespaces — Redis primary and replica, three
- * Sentinels (one beside each Redis, one alone), 2 authz, 3 embedders and 2 Envoy gateways —
- * every process a supervised component of the stack module, restarted when it dies.
+ * The fleet on this machine: 10 hosts in network namespaces — three Redis nodes (a primary and
+ * two replicas, as deploy/'s StatefulSet), a Sentinel beside each, 2 authz, 3 embedders and 2
+ * Envoy gateways — every process a supervised component of the stack module, restarted when it dies.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { renderEnvoyConfig } from '../../envoy/render.js';
 import { readManifestId } from '../../contract/model-manifest.js';
 import {
@@ -22,16 +23,19 @@ import {
   type ComponentSpec,
   type ServiceContract,
 } from '../stack/components.js';
-import { httpsOk } from '../stack/probes.js';
+import { httpsOk, waitFor } from '../stack/probes.js';
 import { redisAnswers } from '../stack/redis-probe.js';
 import { ensureSecretFile } from '../stack/secrets.js';
 import { DEFAULT_RESTART, Supervisor, type SupervisorEvent } from '../stack/supervisor.js';
 import { createNetwork, type Host, type Network } from './netns.js';
+import { startStarvation, type Starvation } from './starve.js';
+
+const run = promisify(execFile);
 
 export const HOSTS = [
   'redis-a',
   'redis-b',
-  'sentinel-c',
+  'redis-c',
   'authz-1',
   'authz-2',
   'embedder-1',
@@ -43,7 +47,10 @@ export const HOSTS = [
 export const EMBEDDERS = ['embedder-1', 'embedder-2', 'embedder-3'] as const;
 export const AUTHZ = ['authz-1', 'authz-2'] as const;
 export const GATEWAYS = ['gateway-1', 'gateway-2'] as const;
-const SENTINEL_HOSTS = ['redis-a', 'redis-b', 'sentinel-c'] as const;
+/** Where the Redis nodes run; redis-a is the primary at the first start. */
+export const REDIS_HOSTS = ['redis-a', 'redis-b', 'redis-c'] as const;
+/** A Sentinel beside each Redis node (quorum 2 of 3). */
+const SENTINEL_HOSTS = REDIS_HOSTS;
 export const SENTINEL_NAME = 'ctg';
 const PORTS = { redis: 6379, sentinel: 26379, authz: 9191, embedder: 8081, gateway: 8443, admin: 9901 } as const;
 
@@ -53,7 +60,7 @@ export interface Fleet {
   readonly dir: string;
   readonly ca: Buffer;
   readonly modelId: string;
-  /** Every component by name: redis-a, redis-b, sentinel-{a,b,c}, authz-N, embedder-N, gateway-N. */
+  /** Every component by name: redis-{a,b,c}, sentinel-{a,b,c}, authz-N, embedder-N, gateway-N. */
   readonly supervisors: Readonly<Record<string, Supervisor>>;
   /** The environment the admin CLI needs (Sentinels, prefix, secret) from the root namespace. */
   readonly adminEnv: Readonly<Record<string, string>>;
@@ -70,6 +77,10 @@ export interface FleetOptions {
   readonly onEvent?: (event: SupervisorEvent) => void;
   /** Called as soon as there is something to clean up, with how to stop it (a signal may come mid-start). */
   readonly onStopper?: (stopper: { stop: () => Promise<void>; network: Network }) => void;
+  /** The Redis nodes and Sentinels on one busy core under a CPU quota (starve.ts). */
+  readonly starve?: boolean;
+  /** Copy every component's log into `<keepLogsIn>/logs` when the fleet stops. */
+  readonly keepLogsIn?: string;
 }
 
 /** The passwords of the rehearsal: Redis's (requirepass, masterauth) and the Sentinels' own. */
@@ -77,6 +88,44 @@ interface Passwords {
   readonly redis: string;
   readonly sentinel: string;
 }
+
+/**
+ * How the Sentinels decide, the same as deploy/'s (scripts/fleet/README.md, "Sentinel settings",
+ * explains each value and what the fail-closed window is made of).
+ */
+export const SENTINEL_SETTINGS = [
+  // No PONG for 1 s: this Sentinel thinks the primary is down (it pings every second). A busy
+  // primary answers in tens of ms even throttled by a CPU quota (--starve), so 1 s is 10x that.
+  'down-after-milliseconds <name> 1000',
+  // A failed or split election is retried after 2x this (10 s), a promotion must be seen within
+  // it (INFO every second during a failover: 5 chances on a slow node), and a leader waits this
+  // long for votes.
+  'failover-timeout <name> 5000',
+  // One replica at a time resyncs with the new primary; the other keeps its copy meanwhile.
+  'parallel-syncs <name> 1',
+] as const;
+
+/**
+ * Writes refused (NOREPLICAS) unless a replica acknowledged the stream within the last 2 s: a
+ * primary cut off from every replica (or one restarted as a primary before the Sentinels demote
+ * it) stops taking writes it would lose. Replicas acknowledge every second and the lag is counted
+ * in whole seconds, so 1 s refuses writes whenever one acknowledgement is a few ms late.
+ */
+export const MIN_REPLICAS = [
+  '--min-replicas-to-write',
+  '1',
+  '--min-replicas-max-lag',
+  '2',
+  // Redis 7's defaults, written out because the split brain's safety rests on them: a primary
+  // restarted from its file has a new replication ID, so a replica that attaches needs a full
+  // sync, which starts only after this delay; until it is done the replica neither counts for
+  // min-replicas-to-write nor answers WAIT, and Sentinel moves it to the promoted replica well
+  // within 5 s (scripts/fleet/README.md, "nothing acknowledged is lost").
+  '--repl-diskless-sync',
+  'yes',
+  '--repl-diskless-sync-delay',
+  '5',
+] as const;
 
 function sentinelComponent(host: Host, primary: string, dir: string, logDir: string, passwords: Passwords): ComponentSpec {
   const conf = join(dir, `sentinel-${host.name}.conf`);
@@ -94,9 +143,7 @@ function sentinelComponent(host: Host, primary: string, dir: string, logDir: str
       `sentinel sentinel-pass ${passwords.sentinel}`,
       `sentinel monitor ${SENTINEL_NAME} ${primary} ${PORTS.redis} 2`,
       `sentinel auth-pass ${SENTINEL_NAME} ${passwords.redis}`,
-      `sentinel down-after-milliseconds ${SENTINEL_NAME} 1000`,
-      `sentinel failover-timeout ${SENTINEL_NAME} 5000`,
-      `sentinel parallel-syncs ${SENTINEL_NAME} 1`,
+      ...SENTINEL_SETTINGS.map((line) => `sentinel ${line.replace('<name>', SENTINEL_NAME)}`),
       '',
     ].join('\n'),
     { mode: 0o600 },
@@ -127,19 +174,38 @@ function fleetComponents(
   const logDir = join(dir, 'logs');
   const h = (name: string) => net.hosts[name] as Host;
   const primary = h('redis-a').address;
-  const redis = (name: 'redis-a' | 'redis-b', replicaOf?: string) => {
+  const sentinels = SENTINEL_HOSTS.map((n) => `${h(n).address}:${PORTS.sentinel}`).join(' ');
+  const redis = (name: (typeof REDIS_HOSTS)[number]) => {
     mkdirSync(join(dir, name), { recursive: true });
-    return redisComponent({
+    const spec = redisComponent({
       name,
       bind: h(name).address,
       port: PORTS.redis,
       dir: join(dir, name),
       logFile: logFileOf(logDir, name),
       netns: h(name).netns,
-      ...(replicaOf ? { replicaOf: `${replicaOf} ${PORTS.redis}` } : {}),
-      // Both need the password: clients and Sentinel log in, a replica logs in to its primary.
-      extraArgs: ['--requirepass', passwords.redis, '--masterauth', passwords.redis],
+      // Every node needs the password: clients and Sentinel log in, a replica logs in to its primary.
+      extraArgs: ['--requirepass', passwords.redis, '--masterauth', passwords.redis, ...MIN_REPLICAS],
     });
+    // Started (and restarted) through redis-start.sh: as the primary or a replica of the one the
+    // Sentinels name, as a pod of deploy/'s StatefulSet starts; the script runs redis-server with these arguments.
+    return {
+      ...spec,
+      command: 'sh',
+      args: [join(repoRoot, 'scripts/fleet/redis-start.sh'), ...spec.args],
+      env: {
+        ...spec.env,
+        SELF: h(name).address,
+        SENTINELS: sentinels,
+        SENTINEL_NAME,
+        FIRST_PRIMARY: primary,
+        PORT: String(PORTS.redis),
+        // Under the node's readyTimeoutMs (30 s), and longer than a failover takes here.
+        FAILOVER_WAIT_S: '20',
+        START_AS_PRIMARY_FILE: startAsPrimaryFile(dir, name),
+        REDISCLI_AUTH: passwords.sentinel,
+      },
+    };
   };
   // Bounded CPU on a small shared machine: one inference thread per embedder, one Envoy worker.
   const baseEnv = { LOG_LEVEL: 'warn', ORT_INTRA_OP_THREADS: '1' };
@@ -164,13 +230,22 @@ function fleetComponents(
       // Restarted at the same address: out of Envoy's rotation (health check every second) before
       // it stops listening, so its replacement is never sent requests while its model loads.
       // A dead embedder's batch segments are taken over after 5 s.
-      baseEnv: { ...baseEnv, ...authzEnvExtra, EMBEDDER_DRAIN_NOTICE_MS: '2000', BATCH_LEASE_MS: '5000', BATCH_POLL_MS: '200' },
+      // A 200 only once a replica holds its usage record (Redis WAIT; none in 500 ms: void,
+      // refund, 503): nothing acknowledged is lost when the primary dies (README, "Redis").
+      baseEnv: {
+        ...baseEnv,
+        ...authzEnvExtra,
+        EMBEDDER_DRAIN_NOTICE_MS: '2000',
+        BATCH_LEASE_MS: '5000',
+        BATCH_POLL_MS: '200',
+        SETTLEMENT_MIN_REPLICAS: '1',
+        SETTLEMENT_WAIT_MS: '500',
+      },
     }),
   );
   const gateways = GATEWAYS.map((name) => gatewayComponent(net, h(name), dir, options.envoyBinary, ca));
   return [
-    redis('redis-a'),
-    redis('redis-b', primary),
+    ...REDIS_HOSTS.map(redis),
     ...SENTINEL_HOSTS.map((n) => sentinelComponent(h(n), primary, dir, logDir, passwords)),
     ...authz,
     ...embedders,
@@ -226,6 +301,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
   const network = createNetwork(HOSTS);
   const dir = mkdtempSync(join(tmpdir(), `ctg-fleet-${network.id}-`));
   const supervisors: Record<string, Supervisor> = {};
+  let starvation: Starvation | undefined;
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
@@ -234,6 +310,8 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await Promise.all(order.map((n) => supervisors[n]?.stop()));
     await Promise.all(Object.values(supervisors).map((s) => s.stop()));
     network.destroy();
+    await starvation?.stop();
+    if (options.keepLogsIn) cpSync(join(dir, 'logs'), join(options.keepLogsIn, 'logs'), { recursive: true });
     rmSync(dir, { recursive: true, force: true });
   };
   options.onStopper?.({ stop, network });
@@ -267,10 +345,20 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       redisSentinelName: SENTINEL_NAME,
     };
     const specs = fleetComponents(network, dir, svc, options, ca, passwords, redisAuth);
-    for (const spec of specs) supervisors[spec.name] = new Supervisor(spec, DEFAULT_RESTART, options.onEvent);
+    if (options.starve) starvation = startStarvation(network.id, (network.hosts['redis-c'] as Host).netns);
+    const onEvent = (event: SupervisorEvent) => {
+      // Every start of a Redis node or Sentinel (a restart too) runs on the starved core.
+      if (starvation && event.kind === 'started' && /^(redis|sentinel)-/.test(event.name)) starvation.hold(event.pid);
+      options.onEvent?.(event);
+    };
+    for (const spec of specs) supervisors[spec.name] = new Supervisor(spec, DEFAULT_RESTART, onEvent);
     const start = (names: string[]) => Promise.all(names.map((n) => (supervisors[n] as Supervisor).start()));
     await start(['redis-a']);
-    await start(['redis-b', 'sentinel-a', 'sentinel-b', 'sentinel-c']);
+    await start(['redis-b', 'redis-c', 'sentinel-a', 'sentinel-b', 'sentinel-c']);
+    // The primary takes writes only with a replica in sync (MIN_REPLICAS): authz loads its
+    // functions at start, so it starts once both replicas are.
+    const primaryAddress = (network.hosts['redis-a'] as Host).address;
+    await waitFor('both replicas to sync with redis-a', async () => (await onlineReplicas(primaryAddress, passwords.redis)) === 2, 60_000);
     await start([...AUTHZ, ...EMBEDDERS]);
     await start([...GATEWAYS]);
     return {
@@ -288,6 +376,20 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await stop();
     throw err;
   }
+}
+
+/** While this file exists, the node restarts as a primary whatever the Sentinels say (redis-start.sh). */
+export function startAsPrimaryFile(dir: string, name: string): string {
+  return join(dir, name, 'start-as-primary');
+}
+
+/** How many replicas the Redis at `address` has in sync (INFO replication: state=online). */
+async function onlineReplicas(address: string, password: string): Promise<number> {
+  const { stdout } = await run('redis-cli', ['-h', address, '-p', String(PORTS.redis), 'INFO', 'replication'], {
+    env: { ...minimalEnv(), REDISCLI_AUTH: password },
+    timeout: 2_000,
+  });
+  return stdout.split('\n').filter((l) => /^slave\d+:.*state=online/.test(l)).length;
 }
 
 /** Where a gateway listens (for the load client in the root namespace). */

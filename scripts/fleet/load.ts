@@ -21,6 +21,8 @@ export interface Outcome {
   readonly status: number;
   readonly retryAfter?: string;
   readonly tokens: number;
+  /** When the request was sent and when its answer came (ms since the epoch). */
+  readonly sentAt: number;
   readonly at: number;
   readonly bogus: boolean;
   readonly rerouted: boolean;
@@ -150,8 +152,9 @@ export function startLoad(options: LoadOptions): { stop: () => Promise<Outcome[]
     const org = orgs[i % orgs.length] as string;
     const key = bogus ? `CTG_${randomBytes(16).toString('hex')}` : (options.keys[org] as string);
     const id = `${options.idPrefix}-${i}-${randomBytes(3).toString('hex')}`;
+    const sentAt = Date.now();
     const p = client.embed(id, key, body).then((r) => {
-      outcomes.push({ id, org, at: Date.now(), bogus, ...r });
+      outcomes.push({ id, org, sentAt, at: Date.now(), bogus, ...r });
     });
     inFlight.add(p);
     void p.finally(() => inFlight.delete(p));

@@ -5,18 +5,19 @@
  * both gateways, prints a table and writes bench/results/fleet.json. Stops everything it
  * started and deletes its namespaces on every exit path (and those of a run that was killed).
  *
- *   node --import tsx scripts/fleet/main.ts [--quick] [--out FILE] [--model DIR] [--only SUBSTRING]
+ *   node --import tsx scripts/fleet/main.ts [--quick] [--out FILE] [--model DIR] [--only SUBSTRING] [--starve] [--keep DIR]
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { describeEvent } from '../stack/supervisor.js';
 import { GATEWAYS, gatewayPort, startFleet, type Fleet } from './fleet.js';
 import { startLoad, GatewayClient, type GatewayTarget } from './load.js';
 import { cleanStale } from './netns.js';
 import { report, summarise, table, type ScenarioResult } from './report.js';
-import { SCENARIOS } from './scenarios.js';
+import { SCENARIOS, type FaultFacts } from './scenarios.js';
+import { cleanStaleGroups } from './starve.js';
 import { FleetBatch, batchTable, type BatchCheck } from './batch-scenario.js';
 
 const run = promisify(execFile);
@@ -26,9 +27,13 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'bench/results/fleet.json' },
     model: { type: 'string', default: '.local/models/test' },
     only: { type: 'string' },
+    starve: { type: 'boolean', default: false },
+    keep: { type: 'string' },
   },
 });
 const quick = values.quick as boolean;
+// --keep DIR: each scenario's outcomes (scenario-N.json) and every component's log (logs/) stay in DIR.
+const keep = values.keep ? resolve(values.keep) : undefined;
 // Bounded: a few requests a second keep 2 shared cores responsive while 16 processes run.
 const LOAD = { ratePerS: quick ? 6 : 8, maxInFlight: 8, orgs: ['org-a', 'org-b', 'org-c'] };
 const WARMUP_MS = quick ? 1_500 : 3_000;
@@ -83,7 +88,7 @@ async function recordedUsage(f: Fleet): Promise<Map<string, number>> {
 async function rateLimit(
   f: Fleet,
   targets: GatewayTarget[],
-): Promise<{ admitted: number; limit: number; requests: number; elapsedMs: number }> {
+): Promise<{ admitted: number; limit: number; requests: number; elapsedMs: number; statuses: Record<string, number> }> {
   const keys = await createKeys(f, ['org-rpm'], RATE_LIMIT_RPM);
   const client = new GatewayClient(targets, f.ca);
   const body = JSON.stringify({ model: f.modelId, input: 'Rate limit probe.' });
@@ -92,7 +97,11 @@ async function rateLimit(
     Array.from({ length: RATE_LIMIT_RPM * 2 }, (_, i) => client.embed(`rpm-${i}`, keys['org-rpm'] as string, body)),
   );
   client.close();
+  // What the others got: 429 for the ones over the limit; anything else says who failed.
+  const statuses: Record<string, number> = {};
+  for (const r of results) statuses[`${r.status} ${r.error ?? ''}`.trim()] = (statuses[`${r.status} ${r.error ?? ''}`.trim()] ?? 0) + 1;
   return {
+    statuses,
     admitted: results.filter((r) => r.status === 200).length,
     limit: RATE_LIMIT_RPM,
     requests: results.length,
@@ -125,13 +134,18 @@ async function main(): Promise<number> {
       env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
     });
   }
+  if (keep) mkdirSync(keep, { recursive: true });
   const stale = cleanStale();
+  // After the processes of killed runs are gone: their CPU groups are then empty.
+  cleanStaleGroups();
   if (stale.length) say(`deleted the namespaces of earlier runs that are gone: ${stale.join(', ')}`);
   const envoyBinary = execFileSync('bash', ['scripts/install-envoy.sh'], { encoding: 'utf8' }).trim();
   say('starting the fleet (10 hosts in network namespaces)');
   const f = await startFleet({
     modelDir: resolve(values.model as string),
     envoyBinary,
+    starve: values.starve as boolean,
+    ...(keep ? { keepLogsIn: keep } : {}),
     onEvent: (e) => say(describeEvent(e)),
     onStopper: (s) => {
       stopper = s;
@@ -139,10 +153,15 @@ async function main(): Promise<number> {
   });
   const keys = await createKeys(f, LOAD.orgs, 100_000);
   const targets = GATEWAYS.map((name) => ({ name, address: f.host(name).address, port: gatewayPort }));
-  const raw: Array<{ name: string; outcomes: Awaited<ReturnType<ReturnType<typeof startLoad>['stop']>>; ms: number }> = [];
+  const raw: Array<{
+    name: string;
+    outcomes: Awaited<ReturnType<ReturnType<typeof startLoad>['stop']>>;
+    ms: number;
+    facts: FaultFacts | undefined;
+  }> = [];
   const batchKey = (await createKeys(f, ['org-batch'], 100_000))['org-batch'] as string;
   const batchChecks: BatchCheck[] = [];
-  const chosen = SCENARIOS.filter((s) => !values.only || s.name.includes(values.only as string));
+  const chosen = SCENARIOS.filter((s) => (values.only ? s.name.includes(values.only as string) : !s.optional));
   for (const [i, scenario] of chosen.entries()) {
     say(`scenario: ${scenario.name}`);
     const load = startLoad({
@@ -160,9 +179,12 @@ async function main(): Promise<number> {
     await batch.start(f.modelId, BATCH.lines, BATCH.inputs);
     await sleep(WARMUP_MS);
     const runningAtFault = (await batch.status()).status === 'in_progress';
-    await scenario.run(f);
+    const facts = await scenario.run(f);
     await sleep(SETTLE_MS);
-    raw.push({ name: scenario.name, outcomes: await load.stop(), ms: Date.now() - t0 });
+    raw.push({ name: scenario.name, outcomes: await load.stop(), ms: Date.now() - t0, facts });
+    // Every request's outcome, for a look at a failure window after the run (--keep).
+    if (keep)
+      writeFileSync(join(keep, `scenario-${i}.json`), JSON.stringify({ name: scenario.name, facts, outcomes: raw.at(-1)?.outcomes }));
     batchChecks.push(await batch.check(scenario.name, BATCH.lines, runningAtFault, (id) => batchUsage(f, id), BATCH.waitMs));
   }
   say('rate limit across both gateways');
@@ -170,10 +192,11 @@ async function main(): Promise<number> {
   // Envoy flushes its access log (today's usage path) within a second or two.
   await sleep(3_000);
   const recorded = await recordedUsage(f);
-  const scenarios: ScenarioResult[] = raw.map((r) => summarise(r.name, r.outcomes, recorded, r.ms));
+  const scenarios: ScenarioResult[] = raw.map((r) => summarise(r.name, r.outcomes, recorded, r.ms, r.facts));
   const result = {
     ...report(scenarios, rate, {
       quick,
+      starve: values.starve as boolean,
       load: { rate_per_s: LOAD.ratePerS, max_in_flight: LOAD.maxInFlight, organizations: LOAD.orgs.length },
     }),
     batch: { lines: BATCH.lines, inputs_per_line: BATCH.inputs, checks: batchChecks },

@@ -3,6 +3,7 @@
  * usage returned against usage recorded; the table `make fleet` prints and fleet.json.
  */
 import type { Outcome } from './load.js';
+import type { FaultFacts } from './scenarios.js';
 
 /** One scenario's figures, as fleet.json holds them (scripts/fleet/README.md lists the fields). */
 export interface ScenarioResult {
@@ -23,6 +24,26 @@ export interface ScenarioResult {
   /** Requests the client sent to the other gateway after a refused connection. */
   readonly rerouted: number;
   readonly duration_ms: number;
+  /** Redis scenarios: from the kill until a Sentinel named another primary. */
+  readonly promotion_ms?: number;
+  /**
+   * Redis scenarios: the fail-closed window, from the first failed answer after the kill to the
+   * first 200 of a request sent after it (0 without failures).
+   */
+  readonly fail_closed_ms?: number;
+  /** Redis scenarios: the 1-minute load average when the primary was killed. */
+  readonly load_average?: number;
+}
+
+/** The fail-closed window after `faultAt` (see ScenarioResult.fail_closed_ms). */
+export function failClosedMs(outcomes: readonly Outcome[], faultAt: number): number {
+  const real = outcomes.filter((o) => !o.bogus && o.at >= faultAt).sort((a, b) => a.at - b.at);
+  const firstFailure = real.find((o) => o.status !== 200);
+  if (!firstFailure) return 0;
+  const served = real.find((o) => o.status === 200 && o.sentAt >= firstFailure.at);
+  // Never served again before the load stopped: the window is as long as the run let us see.
+  const end = served?.at ?? Math.max(...real.map((o) => o.at));
+  return end - firstFailure.at;
 }
 
 /** Summarises one scenario; `recorded` holds how often each request id was recorded. */
@@ -31,6 +52,7 @@ export function summarise(
   outcomes: readonly Outcome[],
   recorded: ReadonlyMap<string, number>,
   durationMs: number,
+  facts?: FaultFacts,
 ): ScenarioResult {
   const real = outcomes.filter((o) => !o.bogus);
   const ok = real.filter((o) => o.status === 200);
@@ -51,6 +73,13 @@ export function summarise(
     open_door: outcomes.filter((o) => o.bogus && o.status === 200).length,
     rerouted: real.filter((o) => o.rerouted).length,
     duration_ms: durationMs,
+    ...(facts
+      ? {
+          promotion_ms: facts.promotionMs,
+          fail_closed_ms: failClosedMs(outcomes, facts.faultAt),
+          load_average: Math.round(facts.loadAverage * 100) / 100,
+        }
+      : {}),
   };
 }
 
@@ -63,8 +92,12 @@ export interface FleetReport {
   readonly rate_limit_limit: number;
   readonly rate_limit_requests: number;
   readonly rate_limit_elapsed_ms: number;
+  /** Every answer of the rate-limit burst by status and problem code. */
+  readonly rate_limit_statuses: Readonly<Record<string, number>>;
   readonly open_door_total: number;
   readonly quick: boolean;
+  /** Run with --starve: the Redis nodes and Sentinels on one busy core under a CPU quota. */
+  readonly starve: boolean;
   readonly load: { readonly rate_per_s: number; readonly max_in_flight: number; readonly organizations: number };
   readonly measured_at: string;
 }
@@ -72,8 +105,8 @@ export interface FleetReport {
 /** Totals over the scenarios. */
 export function report(
   scenarios: readonly ScenarioResult[],
-  rate: { admitted: number; limit: number; requests: number; elapsedMs: number },
-  rest: Pick<FleetReport, 'quick' | 'load'>,
+  rate: { admitted: number; limit: number; requests: number; elapsedMs: number; statuses: Record<string, number> },
+  rest: Pick<FleetReport, 'quick' | 'starve' | 'load'>,
 ): FleetReport {
   return {
     scenarios,
@@ -83,6 +116,7 @@ export function report(
     rate_limit_limit: rate.limit,
     rate_limit_requests: rate.requests,
     rate_limit_elapsed_ms: rate.elapsedMs,
+    rate_limit_statuses: rate.statuses,
     open_door_total: scenarios.reduce((n, s) => n + s.open_door, 0),
     ...rest,
     measured_at: new Date().toISOString(),
@@ -100,6 +134,9 @@ export function table(r: FleetReport): string {
     'usage returned',
     'usage recorded',
     'rerouted',
+    'promotion ms',
+    'fail-closed ms',
+    'load',
     'failures (status: n)',
   ];
   const rows = r.scenarios.map((s) =>
@@ -112,6 +149,9 @@ export function table(r: FleetReport): string {
       s.usage_returned,
       s.usage_recorded,
       s.rerouted,
+      s.promotion_ms ?? '-',
+      s.fail_closed_ms ?? '-',
+      s.load_average ?? '-',
       Object.entries(s.failed_statuses)
         .map(([k, v]) => `${k}: ${v}`)
         .join(', ') || '-',
@@ -126,6 +166,9 @@ export function table(r: FleetReport): string {
     ...rows.map(line),
     '',
     `failed_total ${r.failed_total}   usage_lost ${r.usage_lost}   open_door ${r.open_door_total}   ` +
-      `rate limit: ${r.rate_limit_admitted} admitted of ${r.rate_limit_requests} at rpm ${r.rate_limit_limit} (${r.rate_limit_elapsed_ms} ms, both gateways)`,
+      `rate limit: ${r.rate_limit_admitted} admitted of ${r.rate_limit_requests} at rpm ${r.rate_limit_limit} (${r.rate_limit_elapsed_ms} ms, both gateways; ` +
+      `${Object.entries(r.rate_limit_statuses)
+        .map(([k, v]) => `${k}: ${v}`)
+        .join(', ')})`,
   ].join('\n');
 }

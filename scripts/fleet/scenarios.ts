@@ -2,17 +2,32 @@
  * The failure scenarios `make fleet` measures under load, each an action on the running fleet
  * that returns once the fleet is whole again: embedder kill -9 and rolling restart, authz kill -9
  * and rolling restart, one Envoy drained and restarted, and the Redis primary killed (Sentinel
- * promotes the replica; the old primary returns as a replica).
+ * promotes a replica; the old primary returns as a replica), and, when asked for, killed and
+ * restarted as a primary before Sentinel demotes it.
  */
 import { execFileSync } from 'node:child_process';
+import { rmSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import type { Supervisor } from '../stack/supervisor.js';
 import { waitFor } from '../stack/probes.js';
-import { AUTHZ, EMBEDDERS, SENTINEL_NAME, adminPort, sentinelPort, type Fleet } from './fleet.js';
+import { AUTHZ, EMBEDDERS, adminPort, startAsPrimaryFile, type Fleet } from './fleet.js';
+import { failoverStarted, redisHostAt, sentinelPrimary, sentinelsReady } from './sentinel.js';
 
 export interface Scenario {
   readonly name: string;
-  readonly run: (fleet: Fleet) => Promise<void>;
+  /** Resolves once the fleet is whole again, with what a Redis scenario measured. */
+  readonly run: (fleet: Fleet) => Promise<FaultFacts | undefined>;
+  /** Run only when --only names it (not in a plain `make fleet`). */
+  readonly optional?: boolean;
 }
+
+/** A scenario that measures nothing of its own. */
+const plain =
+  (action: (fleet: Fleet) => Promise<void>) =>
+  async (fleet: Fleet): Promise<undefined> => {
+    await action(fleet);
+    return undefined;
+  };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const sup = (fleet: Fleet, name: string) => fleet.supervisors[name] as Supervisor;
@@ -35,28 +50,51 @@ async function rolling(fleet: Fleet, names: readonly string[]): Promise<void> {
   }
 }
 
-/** The primary Sentinel names now ("host:port"). */
-export function sentinelPrimary(fleet: Fleet): string {
-  const sentinel = fleet.host('sentinel-c');
-  // The password through the environment (REDISCLI_AUTH), not the command line.
-  const out = execFileSync(
-    'redis-cli',
-    ['-h', sentinel.address, '-p', String(sentinelPort), 'SENTINEL', 'get-master-addr-by-name', SENTINEL_NAME],
-    { encoding: 'utf8', env: { ...process.env, REDISCLI_AUTH: fleet.sentinelPassword } },
-  );
-  return out.trim().split('\n').join(':');
+/** What a Redis scenario measured, for the report. */
+export interface FaultFacts {
+  /** When the primary was killed (ms since the epoch). */
+  readonly faultAt: number;
+  /** From the kill until a Sentinel named another primary. */
+  readonly promotionMs: number;
+  /** The 1-minute load average when the primary was killed. */
+  readonly loadAverage: number;
 }
 
-async function redisFailover(fleet: Fleet): Promise<void> {
-  const before = sentinelPrimary(fleet);
-  const primaryName = before.startsWith(fleet.host('redis-a').address) ? 'redis-a' : 'redis-b';
-  // The primary's host is lost: SIGKILL and no restart until Sentinel has promoted the replica.
+/**
+ * Kills the Redis primary (SIGKILL: the host is lost) once every Sentinel knows both replicas
+ * and the other Sentinels, and measures how long until a replica is promoted.
+ *
+ * - `after-promotion`: the old primary stays down until then, and comes back as a replica of
+ *   the new one (redis-start.sh asks the Sentinels).
+ * - `before-demotion`: it comes back as soon as the Sentinels hold it down (o_down), as the
+ *   primary it was (a node restarted with its old role), while the Sentinels still name it: a
+ *   split brain until they promote a replica and demote it. Clients that reconnect meanwhile
+ *   write to it; MIN_REPLICAS (fleet.ts) and the embedder's WAIT must keep every 200 it
+ *   acknowledges out of what the demotion throws away.
+ */
+async function redisFailover(fleet: Fleet, restart: 'after-promotion' | 'before-demotion'): Promise<FaultFacts> {
+  // Bounded: a Sentinel learns replicas from the primary's INFO every 10 s.
+  await waitFor('every Sentinel to know both replicas and the other Sentinels', () => sentinelsReady(fleet), 60_000);
+  const before = await sentinelPrimary(fleet);
+  const primaryName = redisHostAt(fleet, before);
   const primary = sup(fleet, primaryName);
+  const loadAverage = loadavg()[0] ?? 0;
+  const faultAt = Date.now();
   primary.signal('SIGKILL');
   await primary.stop();
-  await waitFor('Sentinel to promote the replica', async () => sentinelPrimary(fleet) !== before, 60_000);
-  // The old primary comes back; Sentinel turns it into a replica of the new one.
-  await primary.start();
+  if (restart === 'before-demotion') {
+    await waitFor('a Sentinel to start the failover', () => failoverStarted(fleet), 60_000);
+    const flag = startAsPrimaryFile(fleet.dir, primaryName);
+    writeFileSync(flag, '');
+    await primary.start();
+    rmSync(flag);
+  }
+  await waitFor('Sentinel to promote a replica', async () => (await sentinelPrimary(fleet)) !== before, 60_000);
+  const promotionMs = Date.now() - faultAt;
+  if (restart === 'after-promotion') await primary.start();
+  // Whole again: every Sentinel names the new primary, and the old one is its replica, in sync.
+  await waitFor('the old primary to rejoin as a replica', () => sentinelsReady(fleet), 60_000);
+  return { faultAt, promotionMs, loadAverage };
 }
 
 async function drainEnvoy(fleet: Fleet, name: string): Promise<void> {
@@ -74,10 +112,11 @@ async function drainEnvoy(fleet: Fleet, name: string): Promise<void> {
 
 /** The scenarios, in the order they run (the Redis switch last: it moves the primary). */
 export const SCENARIOS: readonly Scenario[] = [
-  { name: 'embedder kill -9', run: (f) => killAndAwaitRestart(f, 'embedder-1') },
-  { name: 'embedder rolling restart', run: (f) => rolling(f, EMBEDDERS) },
-  { name: 'authz kill -9', run: (f) => killAndAwaitRestart(f, 'authz-1') },
-  { name: 'authz rolling restart', run: (f) => rolling(f, AUTHZ) },
-  { name: 'envoy drain + restart', run: (f) => drainEnvoy(f, 'gateway-1') },
-  { name: 'redis primary killed', run: redisFailover },
+  { name: 'embedder kill -9', run: plain((f) => killAndAwaitRestart(f, 'embedder-1')) },
+  { name: 'embedder rolling restart', run: plain((f) => rolling(f, EMBEDDERS)) },
+  { name: 'authz kill -9', run: plain((f) => killAndAwaitRestart(f, 'authz-1')) },
+  { name: 'authz rolling restart', run: plain((f) => rolling(f, AUTHZ)) },
+  { name: 'envoy drain + restart', run: plain((f) => drainEnvoy(f, 'gateway-1')) },
+  { name: 'redis primary killed', run: (f) => redisFailover(f, 'after-promotion') },
+  { name: 'redis primary restarted before demotion', run: (f) => redisFailover(f, 'before-demotion'), optional: true },
 ];

@@ -9,7 +9,6 @@ import { drainEnvoy } from './envoy-drain.js';
 import type { ChildOptions } from './child.js';
 import { allOf, httpOk, tcpOpen, type Probe } from './probes.js';
 import { redisAnswers } from './redis-probe.js';
-import type { SettlementUser } from './settlement-user.js';
 
 /** The command lines of the two TypeScript services (relative to the repository root). */
 export const ENTRYPOINTS: Readonly<Record<'authz' | 'embedder', readonly string[]>> = Object.freeze({
@@ -41,7 +40,10 @@ export interface ServiceContract {
   /** host:port,… of Redis Sentinels; when set, authz finds the primary through them. */
   readonly redisSentinels?: string;
   readonly redisSentinelName?: string;
-  /** The embedder's own Redis user (settlement only); without it, the embedder uses REDIS_URL's. */
+  /**
+   * The embedder's own Redis user (settlement only), which authz creates and keeps (its rules
+   * name the settlement's secret namespace); without it, the embedder uses REDIS_URL's.
+   */
   readonly settlementUser?: SettlementUser;
   /** The secret Envoy sends authz with every Check (authz/src/edge/caller.ts); the stack creates it. */
   readonly authzCallerTokenFile?: string;
@@ -50,6 +52,12 @@ export interface ServiceContract {
   /** The Batch API's key-encryption key (the stack creates it) and where its files live (`dir:…` or a postgres:// URL). */
   readonly batchKekFile?: string;
   readonly batchStore?: string;
+}
+
+/** Who the embedder is on Redis: an ACL user and the file holding its password. */
+export interface SettlementUser {
+  readonly username: string;
+  readonly passwordFile: string;
 }
 
 // authz and the embedder reach the same Redis, the same way.
@@ -88,6 +96,9 @@ export function authzEnv(svc: ServiceContract, host: string, port: number): Reco
     MODEL_DIR: svc.modelDir,
     ...(svc.authzCallerTokenFile ? { AUTHZ_CALLER_TOKEN_FILE: svc.authzCallerTokenFile } : {}),
     ...(svc.metricsTokenFile ? { METRICS_TOKEN_FILE: svc.metricsTokenFile } : {}),
+    ...(svc.settlementUser
+      ? { EMBEDDER_REDIS_USERNAME: svc.settlementUser.username, EMBEDDER_REDIS_PASSWORD_FILE: svc.settlementUser.passwordFile }
+      : {}),
   };
 }
 

@@ -16,7 +16,6 @@ import {
   type ServiceContract,
 } from './components.js';
 import { ensureSecretFile } from './secrets.js';
-import { createSettlementUser } from './settlement-user.js';
 import { DEFAULT_RESTART, Supervisor, type RestartPolicy, type SupervisorEvent } from './supervisor.js';
 
 export type ServiceName = 'authz' | 'embedder' | 'envoy';
@@ -152,7 +151,8 @@ export async function startLocalStack(s: LocalStackSettings, onEvent?: (e: Super
       appendFileSync(aclFileOf(s.redis.dir), ''); // Redis will not start on a missing ACL file
     }
     if (supervisors.redis) await supervisors.redis.start();
-    if (s.svc.settlementUser) await createSettlementUser(s.svc.redisUrl, s.svc.redisKeyPrefix ?? 'ctg:', s.svc.settlementUser);
+    // The embedder's Redis user is authz's to create (store/settlement.ts): the embedder is
+    // ready once authz made it and loaded the functions.
     const embedderReady = supervisors.embedder.start();
     embedderReady.catch(() => undefined); // awaited below; this only keeps an early rejection handled
     await supervisors.authz.start();

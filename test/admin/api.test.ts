@@ -17,7 +17,7 @@ import { createOperations } from '../../admin/src/operations/operations.js';
 import type { Connection } from '../../admin/src/store/connection.js';
 import { envoyCheck, headerMap, startAuthz, testConfig, TEST_MODEL, TEST_SECRET, type RunningAuthz } from '../support/grpc-authz.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
-import { recordTestUsage, testSettlementStore } from '../support/settlement.js';
+import { seedUsage } from '../support/settlement.js';
 
 const PROBLEM = 'application/problem+json; charset=utf-8';
 const prefix = testPrefix();
@@ -652,9 +652,8 @@ describe('admin API: usage series for the charts', () => {
     clock = Date.now();
     const day = 86_400_000;
     await call({ method: 'POST', url: '/api/orgs', payload: { id: 'charted' }, headers: bearer });
-    const settlement = await testSettlementStore(prefix);
     const use = (keyId: string, tokens: number, time: number) =>
-      recordTestUsage(settlement, { org: 'charted', keyId, model: TEST_MODEL, requestId: 'r', tokens, time });
+      seedUsage(prefix, { org: 'charted', keyId, model: TEST_MODEL, requestId: 'r', tokens, time });
     await use('AAAAAAAAAAAA', 10, clock);
     await use('AAAAAAAAAAAA', 5, clock);
     await use('BBBBBBBBBBBB', 7, clock - 2 * day);
@@ -669,7 +668,6 @@ describe('admin API: usage series for the charts', () => {
     expect(series.keys.map((k: { keyId: string }) => k.keyId)).toEqual(['AAAAAAAAAAAA', 'BBBBBBBBBBBB']);
     expect(series.keys[0].days.at(-1)).toEqual({ day: today, requests: 2, tokens: 15 });
     expect(series.keys[1].days.at(-1)).toEqual({ day: today, requests: 0, tokens: 0 });
-    settlement.close();
   });
 });
 
@@ -741,11 +739,10 @@ describe('admin API: audit trail and exports', () => {
     const made = async (name: string) =>
       (await call({ method: 'POST', url: '/api/orgs/billed/keys', payload: { name }, headers: bearer })).json().id as string;
     const [alpha, beta] = [await made('alpha'), await made('beta')];
-    const settlement = await testSettlementStore(prefix);
     let n = 0;
     const use = (keyId: string, tokens: number, offset: number) => {
       n += 1;
-      return recordTestUsage(settlement, {
+      return seedUsage(prefix, {
         org: 'billed',
         keyId,
         model: TEST_MODEL,
@@ -759,7 +756,6 @@ describe('admin API: audit trail and exports', () => {
     await use(alpha, 11, -1);
     await use(beta, 7, -2);
     await use(beta, 8, -2);
-    settlement.close();
     const q = `org=billed&since=${iso(-2)}&until=${iso(0)}`;
     const json = (await call({ method: 'GET', url: `/api/usage/billing?format=json&period=day&${q}`, headers: bearer })).json();
     expect(json.rows.map((r: Record<string, unknown>) => [r.period, r.keyName, r.requests, r.tokens])).toEqual([

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { envoyCheck, startAuthz, testConfig, TEST_MODEL, TEST_SECRET, type RunningAuthz } from '../support/grpc-authz.js';
-import { recordTestUsage, testSettlementStore } from '../support/settlement.js';
+import { seedUsage } from '../support/settlement.js';
 import { addKey } from '../authz/fixtures.js';
 import { openAdminDeps } from '../../admin/src/operations/deps.js';
 import { createOperations } from '../../admin/src/operations/operations.js';
@@ -119,10 +119,7 @@ describe('admin CLI', () => {
     const keys: Record<string, string> = { acme: (await addKey(authz.store, 'acme')).id, empty: (await addKey(authz.store, 'empty')).id };
     const record = async (org: string, requestId: string, tokens: number, at: number) => {
       now = at;
-      const settlement = await testSettlementStore(authz.store.connection.keys.prefix);
-      await recordTestUsage(settlement, { org, keyId: keys[org]!, model: TEST_MODEL, requestId, tokens, time: at }).finally(() =>
-        settlement.close(),
-      );
+      await seedUsage(authz.store.connection.keys.prefix, { org, keyId: keys[org]!, model: TEST_MODEL, requestId, tokens, time: at });
     };
     await record('acme', 'a', 10, t);
     await record('acme', 'b:2', 20, t + 60_000);

@@ -3,7 +3,7 @@ import { evaluateAdmission, evaluateCheck, PERIOD_MS, refundTokens, type Tat } f
 import type { RedisStore } from '../../authz/src/store/redis.js';
 import type { SettlementStore } from '../../embedder/src/settlement/store.js';
 import { envoyCheck, startAuthz, testConfig, TEST_MODEL } from '../support/grpc-authz.js';
-import { testClaims, testSettlementStore } from '../support/settlement.js';
+import { issueGrant, testClaims, testSettlementStore } from '../support/settlement.js';
 import { connectedStore, testPrefix } from '../support/redis-store.js';
 import { addKey, addOrg } from './fixtures.js';
 
@@ -31,9 +31,9 @@ function lcg(seed: number): () => number {
   };
 }
 
-// authz's check-limits.lua and the embedder's settlement functions (contract/redis/settlement.lua)
-// share the token buckets: both must run policy/limits.ts's arithmetic exactly.
-describe('check-limits.lua and the settlement functions (admit, refund)', () => {
+// authz's check and the embedder's admit and refund (contract/redis/settlement.lua) share the
+// token buckets: all must run policy/limits.ts's arithmetic exactly.
+describe('the settlement functions (check, admit, refund)', () => {
   it.each([
     [7, 50],
     [60, 1000],
@@ -48,13 +48,15 @@ describe('check-limits.lua and the settlement functions (admit, refund)', () => 
     for (let step = 0; step < 150; step += 1) {
       t += Math.floor(random() * 3000);
       const expected = evaluateCheck(requests, tokens, t, { rpm, tpm });
-      const actual = await store.checkLimits(org, TEST_MODEL, t, { rpm, tpm });
+      const draft = { ...testClaims({ org, model: TEST_MODEL, tpm }), grantedModel: TEST_MODEL };
+      const actual = await store.checkLimits(draft, TEST_MODEL, t, { rpm, tpm });
       expect(actual, `step ${step}`).toEqual(expected.outcome);
       if (expected.outcome.allowed) requests = expected.requestsTat;
       if (random() < 0.4) {
         const cost = Math.floor(random() * tpm * 0.6);
         const admitted = evaluateAdmission(tokens, t, tpm, cost);
         const grant = testClaims({ org, model: TEST_MODEL, tpm });
+        await issueGrant(store.connection.keys.prefix, grant);
         const reply = await settlement.admit(grant, TEST_MODEL, cost, t);
         const expected =
           admitted.outcome === 'too_large'

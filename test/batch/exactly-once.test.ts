@@ -87,6 +87,8 @@ const grant = (): GrantClaims => ({
   tpm: 1e6,
   uid: randomBytes(8).toString('hex'),
   exp: Date.now() + 60_000,
+  method: 'POST',
+  path: '/v1/batches',
 });
 
 async function* text(content: string): AsyncGenerator<Buffer> {

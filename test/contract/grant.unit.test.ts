@@ -11,6 +11,8 @@ const claims: GrantClaims = {
   tpm: 1000,
   uid: '0b8f5c1e-2d3a-4f6b-9c7d-1e2f3a4b5c6d',
   exp: NOW + 90_000,
+  method: 'POST',
+  path: '/v1/embeddings',
 };
 
 describe('grants', () => {

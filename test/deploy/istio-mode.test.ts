@@ -6,6 +6,7 @@
  * default, the body too with includeRequestBodyInCheck. Same stance as the project's gateway:
  * fail closed, no model bypass, client-sent identity headers grant nothing.
  */
+import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,7 +28,6 @@ import {
   type StackDir,
   type StackPorts,
 } from '../support/stack.js';
-import { createSettlementUser, deleteSettlementUser } from '../../scripts/stack/settlement-user.js';
 import { adminFor, type Admin } from './admin.js';
 import { istioLikeBootstrap } from './istio-envoy.js';
 
@@ -70,8 +70,8 @@ beforeAll(async () => {
   // The generated test model: this suite is about decisions, not vectors.
   const modelDir = join(repoRoot, '.local/models/test');
   svc = { modelDir, modelId: manifestModelId(modelDir), redisKeyPrefix: `ctg-e2e-${randomBytes(6).toString('hex')}:` };
-  // The embedder runs as its own Redis user, allowed only the settlement functions (as deployed).
-  await createSettlementUser(redisUrl, svc.redisKeyPrefix, dirs.settlementUser);
+  // The embedder runs as its own Redis user, allowed only the settlement functions (as
+  // deployed); authz creates it (EMBEDDER_REDIS_USERNAME, stack.ts).
   const embedder = startEmbedder(dirs, ports, svc);
   // Istio's ext_authz provider sends no metadata: the mesh admits only its gateway to authz.
   authz = await startAuthz(dirs, ports, svc, { AUTHZ_CALLER_AUTH: 'mesh' });
@@ -87,7 +87,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await Promise.all(processes.map((p) => p.stop()));
   if (svc) deleteRedisKeys(svc.redisKeyPrefix);
-  if (dirs) await deleteSettlementUser(redisUrl, dirs.settlementUser.username).catch(() => undefined);
+  if (dirs) spawnSync('redis-cli', ['-u', redisUrl, 'ACL', 'DELUSER', dirs.settlementUser.username]);
   if (dirs) removeStackDir(dirs);
 });
 

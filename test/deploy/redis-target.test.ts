@@ -138,6 +138,43 @@ describe('the Redis target through Sentinel, with passwords and TLS', () => {
     expect(await roundTrip(target({ tlsCa: undefined }))).not.toBe('ok');
   });
 
+  // ioredis 5 ends a Sentinel client for good when its failover detector (+switch-master)
+  // disconnects it while it asks the sentinels again (make fleet's Redis scenarios hit it: an
+  // embedder's store dead for the rest of the run). Reproduced by doing what the detector does,
+  // on the client's connector, at the moment the race needs: the client must come back by itself.
+  it('a client its failover detector ends mid-reconnect connects again; one its owner closes stays closed', async () => {
+    const redis = openRedis(target(), { maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => 50 });
+    redis.on('error', () => undefined);
+    try {
+      await waitFor('the client to be ready', async () => redis.status === 'ready', 10_000);
+      const connector = (redis as unknown as { connector: { disconnect(): void } }).connector;
+      const ended = new Promise<void>((resolve) => redis.once('end', () => resolve()));
+      redis.once('connecting', () => connector.disconnect());
+      (redis as unknown as { stream: { destroy(): void } }).stream.destroy();
+      await ended;
+      await waitFor('the ended client to be ready again', async () => redis.status === 'ready', 10_000);
+      expect(await redis.ping()).toBe('PONG');
+    } finally {
+      redis.disconnect();
+    }
+    await waitFor('the closed client to end', async () => redis.status === 'end', 5_000);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(redis.status).toBe('end');
+  });
+
+  // A reconnect is how a Sentinel client finds a promoted primary: its delay is part of the
+  // fail-closed window of a failover (make fleet), so it is capped whatever the caller asked.
+  it("a Sentinel client reconnects within 250 ms whatever the caller's retry strategy; a plain one keeps it", () => {
+    const opts = { lazyConnect: true, retryStrategy: (times: number) => times * 1000 };
+    const viaSentinel = openRedis(target(), opts);
+    const plain = openRedis({ url: `rediss://:${password}@127.0.0.1:${redisPort}`, tlsCa: ca }, opts);
+    expect(viaSentinel.options.retryStrategy?.(1)).toBe(250);
+    expect(viaSentinel.options.retryStrategy?.(20)).toBe(250);
+    expect(plain.options.retryStrategy?.(20)).toBe(20_000);
+    viaSentinel.disconnect();
+    plain.disconnect();
+  });
+
   it('a plain URL with TLS and the CA works without Sentinel too', async () => {
     expect(await roundTrip({ url: `rediss://:${password}@127.0.0.1:${redisPort}`, tlsCa: ca })).toBe('ok');
     expect(await roundTrip({ url: `rediss://:${password}@127.0.0.1:${redisPort}` })).not.toBe('ok');

@@ -53,7 +53,10 @@ describe('the embedder serves only the gateway', () => {
   });
 
   it("a grant signed with any secret but the deployment's: 401, nothing billed", async () => {
-    const claims = { org: key.org, key: key.id, model: stack.svc.modelId, tpm: 1_000_000, uid: randomUUID(), exp: Date.now() + 60_000 };
+    const claims = {
+      ...{ org: key.org, key: key.id, model: stack.svc.modelId, tpm: 1_000_000, uid: randomUUID(), exp: Date.now() + 60_000 },
+      ...{ method: 'POST', path: '/v1/embeddings' },
+    };
     const res = await direct({ [GRANT_HEADER]: signGrant(claims, 'a-guessed-secret-of-the-right-length-0123') });
     expect(res.status).toBe(401);
     expect(usageOf(key.org)).toHaveLength(0);

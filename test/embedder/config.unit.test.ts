@@ -72,6 +72,8 @@ describe('embedder config', () => {
       logLevel: 'warn',
       grantSecret: GRANT.GRANT_SECRET,
       settlementTimeoutMs: 250,
+      settlementMinReplicas: 0,
+      settlementWaitMs: 500,
       drainSeconds: 600,
       drainNoticeMs: 2000,
       otlpEndpoint: undefined,

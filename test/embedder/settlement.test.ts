@@ -19,7 +19,7 @@ import {
   type TestEmbedder,
 } from '../support/embedder-app.js';
 import { startRedisProxy } from '../support/redis-proxy.js';
-import { grantHeader, testClaims, TEST_GRANT_SECRET } from '../support/settlement.js';
+import { grantHeader, testClaims, testSettlementKeys, TEST_GRANT_SECRET } from '../support/settlement.js';
 import { signGrant } from '../../contract/grant.js';
 
 let embedder: TestEmbedder;
@@ -87,14 +87,19 @@ describe('settlement', () => {
     expect(await usage(embedder, 'small-org')).toHaveLength(0);
   });
 
-  it('one grant is settled once: the same request again (a retry) is recorded once, other inputs are refused', async () => {
+  it('a grant admits one request: the same request again, or other inputs of the same size, serve nothing', async () => {
     const org = await orgGrant('retried-org', 10_000);
     const headers = org.grant();
+    const calls = await modelCalls();
     expect((await post(embedder, headers, 'first attempt')).statusCode).toBe(200);
-    expect((await post(embedder, headers, 'first attempt')).statusCode).toBe(200);
-    const replay = await post(embedder, headers, 'a much longer request riding on a captured grant');
-    expect(replay.statusCode).toBe(503);
-    expect(replay.json().code).toBe('authorization_unavailable');
+    const served = await modelCalls();
+    expect(served).toBeGreaterThan(calls);
+    for (const text of ['first attempt', 'other attempt', 'a much longer request riding on a captured grant']) {
+      const replay = await post(embedder, headers, text);
+      expect(replay.statusCode).toBe(503);
+      expect(replay.json().code).toBe('authorization_unavailable');
+    }
+    expect(await modelCalls()).toBe(served);
     expect(await usage(embedder, 'retried-org')).toHaveLength(1);
   });
 });
@@ -175,7 +180,8 @@ describe('exactly once when Redis stalls', () => {
       // The held commands (the record, then the refund) reach Redis now, late.
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect(await usage(stalled, 'stalled-org')).toHaveLength(0);
-      const state = await stalled.authz.store.connection.redis.get(`${stalled.authz.store.connection.keys.prefix}settle:${claims.uid}`);
+      const keys = await testSettlementKeys(stalled.authz.store.connection.keys.prefix);
+      const state = await stalled.authz.store.connection.redis.hget(keys.grant(claims.uid), 'state');
       expect(state).toMatch(/^r:\d+$/);
     } finally {
       await stalled.close();

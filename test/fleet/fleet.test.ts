@@ -128,23 +128,30 @@ describe('make fleet', () => {
     ]) {
       expect(byName[name]?.failed, `${name}: ${JSON.stringify(byName[name]?.failed_statuses)}`).toBe(0);
     }
-    // ... and no usage lost: the embedder records each 200's usage through authz before it
-    // answers (retrying on the other authz replica when one is gone). The Redis switch is held to
-    // "never more than returned" above: replication is asynchronous, so a record acknowledged
-    // just before the primary died may not have reached the replica (README, persistence).
-    for (const name of [
-      'embedder kill -9',
-      'embedder rolling restart',
-      'authz kill -9',
-      'authz rolling restart',
-      'envoy drain + restart',
-    ]) {
-      expect(byName[name]?.usage_recorded, name).toBe(byName[name]?.usage_returned);
-    }
-    // The Redis switch (Redis and Sentinel with passwords): the gateway recovers by itself, and
-    // the requests that fail closed all fall within 3 s.
-    expect(byName['redis primary killed']?.ok).toBeGreaterThan(0);
-    expect(byName['redis primary killed']?.window_ms).toBeLessThan(3_000);
+    // ... and no usage lost, the Redis switch included: the embedder records each 200's usage
+    // before it answers, and once a replica holds it (WAIT, SETTLEMENT_MIN_REPLICAS=1 in the
+    // fleet): a record the dying primary had not replicated was never acknowledged.
+    for (const s of r.scenarios) expect(s.usage_recorded, s.name).toBe(s.usage_returned);
+    expect(r.usage_lost).toBe(0);
+    // The Redis switch (Redis and Sentinel with passwords): a replica is promoted in every run
+    // and the gateway recovers by itself. The bounds are what the Sentinel settings allow
+    // (fleet.ts SENTINEL_SETTINGS; scripts/fleet/README.md, "the fail-closed window"), not a
+    // wish: the primary is held down 1 s after its last PONG (up to 2 s after the kill),
+    // objectively down at the next ask of the other Sentinels (1 s), and the promotion and the
+    // other replica's reconfiguration are each seen at the next INFO (1 s each): 5 s; 3 s more
+    // for a loaded machine, where the Sentinels' 100 ms timers and the INFO replies run late
+    // (measured: up to 4.7 s at load average 21 on 2 cores). Once the Sentinels name the new
+    // primary, each client reconnects within 250 ms (contract/redis-target.ts), but a reconnect
+    // is about six round trips (Sentinel login and query, primary login, role check) through an
+    // event loop that a loaded machine runs late, and Envoy's Checks time out after 500 ms
+    // meanwhile: 6 s after the promotion (measured: 2.4 s at load 19, up to 5.1 s at load 27
+    // on 2 cores, BENCHMARKS.md). A false second failover (load 32: no PONG from the promoted
+    // replica within 1 s) exceeds it, and should fail here.
+    const redis = byName['redis primary killed'];
+    expect(redis?.ok).toBeGreaterThan(0);
+    expect(redis?.promotion_ms).toBeGreaterThan(0);
+    expect(redis?.promotion_ms).toBeLessThan(8_000);
+    expect(redis?.fail_closed_ms).toBeLessThanOrEqual((redis?.promotion_ms ?? 0) + 6_000);
     // Exactly N of 2N: the bucket refills one request every 60/N s, so a burst slower than that
     // (a very loaded machine) may rightly admit one more per interval, never more.
     const refilled = Math.floor((r.rate_limit_elapsed_ms * r.rate_limit_limit) / 60_000);

@@ -21,7 +21,7 @@ import { basename, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IDENTITY_HEADERS as HEADERS } from '../../contract/headers.js';
-import { settlementAclRules } from '../../contract/redis/settlement-keys.js';
+import { settlementAclRules, settlementNsKey } from '../../contract/redis/settlement-keys.js';
 import { localImage } from '../../scripts/images/image-tag.js';
 import { pinImages } from '../../scripts/images/pin-overlay.js';
 import { find, parseObjects, renderPatched, workload, type K8sObject } from '../deploy/kustomize.js';
@@ -210,18 +210,15 @@ async function startRedis(embedderPassword: string): Promise<string> {
     },
     30_000,
   );
-  // The embedder's own ACL user, as the platform team creates it on every Redis node: exactly
-  // settlementAclRules for the embedder's prefix.
+  // The embedder's own ACL user, with exactly settlementAclRules for the embedder's prefix and
+  // the settlement's namespace (made here as authz makes it: store/settlement.ts, which also
+  // re-creates the user when EMBEDDER_REDIS_USERNAME is set; authz's loading the functions
+  // rendered with the same namespace is what makes the embedder ready).
   const embedderEnv = envOf('ctg-embedder-env');
-  expect(
-    redisCli(
-      password,
-      'ACL',
-      'SETUSER',
-      embedderEnv.REDIS_USERNAME!,
-      ...settlementAclRules(embedderEnv.REDIS_KEY_PREFIX!, embedderPassword),
-    ),
-  ).toBe('OK');
+  const prefix = embedderEnv.REDIS_KEY_PREFIX!;
+  const ns = randomBytes(16).toString('hex');
+  expect(redisCli(password, 'SET', settlementNsKey(prefix), ns)).toBe('OK');
+  expect(redisCli(password, 'ACL', 'SETUSER', embedderEnv.REDIS_USERNAME!, ...settlementAclRules(prefix, ns, embedderPassword))).toBe('OK');
   return password;
 }
 

@@ -20,7 +20,9 @@ import type { AuthzConfig } from '../../authz/src/config.js';
 import { addKey, addOrg } from '../authz/fixtures.js';
 import { startAuthz, testConfig, type RunningAuthz } from './grpc-authz.js';
 import { TEST_REDIS_URL, testPrefix } from './redis-store.js';
-import { grantHeader, TEST_GRANT_SECRET } from './settlement.js';
+import { ANY_REQUEST, grantHeader, issueGrant, issuingGrants, TEST_GRANT_SECRET } from './settlement.js';
+import { GRANT_HEADER } from '../../contract/headers.js';
+import { signGrant, verifyGrant } from '../../contract/grant.js';
 import { startBatchService, type BatchService } from '../../embedder/src/batch/service.js';
 import { batchLineExecutor } from '../../embedder/src/http/batch-line.js';
 import { parseJsonBody } from '../../embedder/src/http/json-body.js';
@@ -93,7 +95,12 @@ export async function startTestEmbedder(
   });
   const metrics = createEmbedderMetrics();
   const { engine, ready } = loadEngine(config, { onBatch: metrics.observeBatch });
-  const opened = measureSettlement(openSettlementStore({ ...config.redis, timeoutMs: config.settlementTimeoutMs }), metrics);
+  const prefix = authz.store.connection.keys.prefix;
+  // The tests sign their own grants (testGrant): their records are written as authz's Check would.
+  const opened = measureSettlement(
+    issuingGrants(openSettlementStore({ ...config.redis, timeoutMs: config.settlementTimeoutMs }), prefix),
+    metrics,
+  );
   const settlement = options.wrapSettlement ? options.wrapSettlement(opened) : opened;
   // As main.ts does, when the settings hold a key-encryption key.
   const batch = config.batch
@@ -103,6 +110,13 @@ export async function startTestEmbedder(
         execute: batchLineExecutor(engine),
         isReady: () => engine.isReady(),
         onError: (error) => options.onBatchError?.(error),
+        wrapStore: (store) => ({
+          ...store,
+          async open(grant, batch) {
+            await issueGrant(prefix, grant);
+            return store.open(grant, batch);
+          },
+        }),
       })
     : undefined;
   const app = buildApp({
@@ -120,6 +134,7 @@ export async function startTestEmbedder(
   });
   await ready;
   for (let i = 0; i < 100 && !settlement.isReady(); i += 1) await new Promise((r) => setTimeout(r, 50));
+  bindTestGrants(app);
   return {
     app,
     engine,
@@ -134,6 +149,23 @@ export async function startTestEmbedder(
       await authz.stop();
     },
   };
+}
+
+/**
+ * Makes app.inject({…}) bind a test grant made for ANY_REQUEST to the request it travels with
+ * (signed again with its method and url), as authz binds every grant to the request it checked.
+ */
+function bindTestGrants(app: FastifyInstance): void {
+  const inject = app.inject.bind(app);
+  const bound = (options: Record<string, unknown>): Record<string, unknown> => {
+    const headers = options.headers as Record<string, string> | undefined;
+    const checked = verifyGrant(headers?.[GRANT_HEADER], TEST_GRANT_SECRET, Date.now());
+    if (!checked.ok || checked.claims.method !== ANY_REQUEST.method || checked.claims.path !== ANY_REQUEST.path) return options;
+    const claims = { ...checked.claims, method: String(options.method ?? 'GET').toUpperCase(), path: String(options.url) };
+    return { ...options, headers: { ...headers, [GRANT_HEADER]: signGrant(claims, TEST_GRANT_SECRET) } };
+  };
+  (app as unknown as { inject: unknown }).inject = (options?: unknown) =>
+    typeof options === 'object' && options !== null ? inject(bound(options as Record<string, unknown>) as never) : inject(options as never);
 }
 
 /** Collects every log line written during a test. */

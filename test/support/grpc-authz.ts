@@ -8,7 +8,7 @@ import pino, { type Logger } from 'pino';
 import type { AuthzConfig } from '../../authz/src/config.js';
 import type { AuthzMetrics } from '../../authz/src/telemetry/metrics.js';
 import { protos } from '../../authz/src/edge/protos.js';
-import { bindServer, createServer, type ServerDeps } from '../../authz/src/edge/server.js';
+import { bindServer, createServer } from '../../authz/src/edge/server.js';
 import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
 import type { AuthorizationClient } from '../../authz/generated/envoy/service/auth/v3/Authorization.js';
 import type { HealthClient } from '../../authz/generated/grpc/health/v1/Health.js';
@@ -75,8 +75,6 @@ export interface StartOptions {
   readonly waitForRedis?: boolean;
   /** Measure Checks, store commands, usage writes and key lookups here. */
   readonly metrics?: AuthzMetrics;
-  /** Enforce monthly token budgets' hard stop, as main.ts does. */
-  readonly budgets?: ServerDeps['budgets'];
 }
 
 /** Starts an authz server with its own Redis connection and connects clients to it. */
@@ -89,7 +87,6 @@ export async function startAuthz(config: AuthzConfig, options: StartOptions = {}
     log: options.log ?? pino({ level: 'silent' }),
     clock: options.clock,
     metrics: options.metrics,
-    budgets: options.budgets,
   });
   const port = await bindServer(server, '127.0.0.1', 0);
   const address = `127.0.0.1:${port}`;

@@ -1,19 +1,29 @@
 /**
- * Grants and settlements for tests: grants signed as authz signs them (a fresh uid each), and
- * the embedder's own settlement store on the test Redis under a test's prefix, for tests that
- * need usage written the way the embedder writes it.
+ * Grants and settlements for tests: grants signed as authz signs them (a fresh uid each), their
+ * grant records written as authz's Check writes them (settlement.lua's check), and the
+ * embedder's own settlement store on the test Redis under a test's prefix, for tests that need
+ * usage written the way the embedder writes it.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import { signGrant, type GrantClaims } from '../../contract/grant.js';
 import { GRANT_HEADER } from '../../contract/headers.js';
+import { settlementKeys, settlementNsKey } from '../../contract/redis/settlement-keys.js';
 import type { UsageRecord } from '../../contract/usage-record.js';
 import { openSettlementStore, type SettlementStore } from '../../embedder/src/settlement/store.js';
-import { TEST_REDIS_URL } from './redis-store.js';
+import { connectedStore, TEST_REDIS_URL } from './redis-store.js';
+
+/** The method and path of a test grant that the test embedder binds to whatever request carries it. */
+export const ANY_REQUEST = Object.freeze({ method: 'ANY', path: '/*' });
 
 /** The grant secret of every test authz and embedder. */
 export const TEST_GRANT_SECRET = 'embedder-and-authz-test-grant-secret-0123456789';
 
-/** A grant as authz signs it on an allowed Check; fresh uid and a minute to live unless overridden. */
+/**
+ * A grant as authz signs it on an allowed Check; fresh uid and a minute to live unless
+ * overridden. Its method and path are ANY_REQUEST's unless given: the test embedder's inject
+ * (embedder-app.ts) signs those again with the request's own, as authz would have.
+ */
 export function testClaims(overrides: Partial<GrantClaims> = {}): GrantClaims {
   return {
     org: 'test-org',
@@ -22,6 +32,7 @@ export function testClaims(overrides: Partial<GrantClaims> = {}): GrantClaims {
     tpm: 1_000_000,
     uid: randomUUID(),
     exp: Date.now() + 60_000,
+    ...ANY_REQUEST,
     ...overrides,
   };
 }
@@ -31,37 +42,146 @@ export function grantHeader(claims: Partial<GrantClaims> = {}, secret = TEST_GRA
   return { [GRANT_HEADER]: signGrant(testClaims(claims), secret) };
 }
 
-/** The embedder's settlement store under `prefix`, connected and with its functions loaded. */
+const clients = new Map<string, Redis>();
+
+/** A full-user client on the test Redis (one per URL, for the test file's life). */
+function fullClient(url = TEST_REDIS_URL): Redis {
+  let client = clients.get(url);
+  if (!client) {
+    client = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
+    client.on('error', () => undefined);
+    clients.set(url, client);
+  }
+  return client;
+}
+
+/** The settlement's key names under `prefix` (the namespace read, or created as authz would). */
+export async function testSettlementKeys(prefix: string, url = TEST_REDIS_URL): Promise<ReturnType<typeof settlementKeys>> {
+  const redis = fullClient(url);
+  await redis.set(settlementNsKey(prefix), randomBytes(16).toString('hex'), 'NX');
+  return settlementKeys(prefix, (await redis.get(settlementNsKey(prefix)))!);
+}
+
+/**
+ * Writes `claims`' grant record as authz's Check does (no hard-stop budget unless `budgetTokens`):
+ * what an embedder test needs before it settles a grant it signed itself.
+ */
+export async function issueGrant(
+  prefix: string,
+  claims: GrantClaims,
+  options: { budgetTokens?: number; url?: string } = {},
+): Promise<void> {
+  const keys = await testSettlementKeys(prefix, options.url);
+  // Once: a record already issued (and perhaps used) stays as it is.
+  if ((await fullClient(options.url).exists(keys.grant(claims.uid))) === 1) return;
+  const month = new Date(Date.now()).toISOString().slice(0, 7);
+  await fullClient(options.url)
+    .multi()
+    .hset(keys.grant(claims.uid), {
+      org: claims.org,
+      key: claims.key,
+      model: claims.model,
+      tpm: claims.tpm,
+      method: claims.method,
+      path: claims.path,
+      cap: options.budgetTokens ?? -1,
+      month,
+      exp: claims.exp,
+      state: 'i',
+    })
+    .pexpire(keys.grant(claims.uid), Math.max(claims.exp - Date.now(), 0) + 5_000)
+    .exec();
+}
+
+/**
+ * Wraps an embedder's settlement store so every grant it admits has its record, as if authz had
+ * checked it: for embedder tests that sign their own grants (testGrant) instead of asking authz.
+ */
+export function issuingGrants(store: SettlementStore, prefix: string, url?: string): SettlementStore {
+  return {
+    ...store,
+    async admit(grant, model, tokens, now) {
+      await issueGrant(prefix, grant, { ...(url ? { url } : {}) });
+      return store.admit(grant, model, tokens, now);
+    },
+  };
+}
+
+/** The embedder's settlement store under `prefix`, connected and with its functions loaded (by an authz store). */
 export async function testSettlementStore(prefix: string, timeoutMs = 2000): Promise<SettlementStore> {
+  const authz = await connectedStore(prefix, TEST_REDIS_URL, 2000);
   const store = openSettlementStore({ url: TEST_REDIS_URL, prefix, timeoutMs });
   for (let i = 0; i < 100 && !store.isReady(); i += 1) await new Promise((r) => setTimeout(r, 50));
   if (!store.isReady()) throw new Error('the settlement store did not become ready');
-  return store;
+  return {
+    ...store,
+    close: () => {
+      store.close();
+      void authz.close();
+    },
+  };
 }
 
-/** Writes one request's usage as the embedder does (admit, then record), at `time`. */
-export async function recordTestUsage(store: SettlementStore, usage: UsageRecord): Promise<void> {
+/** Writes one request's usage as the embedder does (a grant issued, admitted, then recorded). */
+export async function recordTestUsage(
+  store: SettlementStore,
+  prefix: string,
+  usage: Omit<UsageRecord, 'kind' | 'batch' | 'time'>,
+): Promise<void> {
   const grant = testClaims({ org: usage.org, key: usage.keyId, model: usage.model, tpm: 1_000_000_000 });
-  // Charged now (the bucket's clock); recorded at `time` (the usage's day).
+  await issueGrant(prefix, grant);
   const admitted = await store.admit(grant, usage.model, usage.tokens, Date.now());
   if (admitted.kind !== 'admitted') throw new Error(`test usage not admitted: ${admitted.kind}`);
-  const reply = await store.record(
-    grant,
-    usage.model,
-    { requestId: usage.requestId, tokens: usage.tokens, time: usage.time },
-    admitted.redisNow + 60_000,
-  );
+  const reply = await store.record(grant, usage.model, { requestId: usage.requestId, tokens: usage.tokens }, admitted.redisNow + 60_000);
   if (reply !== 'recorded') throw new Error(`test usage not recorded: ${reply}`);
 }
 
-const recorders = new Map<string, Promise<SettlementStore>>();
-
 /**
- * Writes one request's usage under `store`'s prefix as the embedder does (for tests that seed
- * usage): one settlement store per prefix, kept for the test file's life.
+ * Seeds one usage record under `store`'s prefix, as the settlement writes it, at `usage.time`
+ * (the record's `ts` and its daily counters' day): tests of reports and budgets need usage in
+ * the past, which the settlement itself (Redis's clock) never writes.
  */
-export async function recordUsage(store: { connection: { keys: { prefix: string } } }, usage: UsageRecord): Promise<void> {
-  const prefix = store.connection.keys.prefix;
-  if (!recorders.has(prefix)) recorders.set(prefix, testSettlementStore(prefix));
-  await recordTestUsage(await (recorders.get(prefix) as Promise<SettlementStore>), usage);
+export async function recordUsage(
+  store: { connection: { keys: { prefix: string } } },
+  usage: Omit<UsageRecord, 'kind' | 'batch'> & { kind?: UsageRecord['kind']; batch?: string },
+): Promise<void> {
+  await seedUsage(store.connection.keys.prefix, usage);
+}
+
+/** recordUsage under `prefix`. */
+export async function seedUsage(
+  prefix: string,
+  usage: Omit<UsageRecord, 'kind' | 'batch'> & { kind?: UsageRecord['kind']; batch?: string },
+): Promise<void> {
+  const keys = await testSettlementKeys(prefix);
+  const day = new Date(usage.time).toISOString().slice(0, 10);
+  const daily = keys.usageDaily(usage.org, day);
+  await fullClient()
+    .multi()
+    .xadd(
+      keys.usageStream,
+      '*',
+      'org',
+      usage.org,
+      'key',
+      usage.keyId,
+      'model',
+      usage.model,
+      'request_id',
+      usage.requestId,
+      'tokens',
+      String(usage.tokens),
+      'ts',
+      String(usage.time),
+      'kind',
+      usage.kind ?? 'online',
+      'batch',
+      usage.batch ?? '',
+    )
+    .hincrby(daily, 'requests', 1)
+    .hincrby(daily, 'tokens', usage.tokens)
+    .hincrby(daily, `requests:${usage.model}`, 1)
+    .hincrby(daily, `tokens:${usage.model}`, usage.tokens)
+    .incrby(keys.month(usage.org, day.slice(0, 7)), usage.tokens)
+    .exec();
 }

@@ -10,7 +10,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { readManifestId } from '../../contract/model-manifest.js';
-import { deleteSettlementUser } from '../../scripts/stack/settlement-user.js';
+import { settlementFunctionNames } from '../../contract/redis/settlement-keys.js';
+import { batchFunctionNames } from '../../contract/redis/batch-keys.js';
 import { DEFAULT_REDIS_URL } from '../../contract/redis-target.js';
 import {
   authzComponent,
@@ -284,7 +285,8 @@ function makeStack(dirs: StackDir, ports: StackPorts, svc: ServiceEnv, processes
       await stack.processes.envoy.stop();
       await Promise.all([stack.processes.authz.stop(), stack.processes.embedder.stop()]);
       deleteRedisKeys(svc.redisKeyPrefix);
-      await deleteSettlementUser(redisUrl, dirs.settlementUser.username).catch(() => undefined);
+      // authz made the embedder's user; the stack's prefix's libraries go with its keys.
+      execFileSync('redis-cli', ['-u', redisUrl, 'ACL', 'DELUSER', dirs.settlementUser.username], { stdio: 'ignore' });
       removeStackDir(dirs);
     },
   };
@@ -300,4 +302,6 @@ export function deleteRedisKeys(prefix: string, url = redisUrl): void {
   for (let i = 0; i < keys.length; i += 500) {
     execFileSync('redis-cli', ['-u', url, 'UNLINK', ...keys.slice(i, i + 500)], { stdio: 'ignore' });
   }
+  for (const library of [settlementFunctionNames(prefix).library, batchFunctionNames(prefix).library])
+    execFileSync('redis-cli', ['-u', url, 'FUNCTION', 'DELETE', library], { stdio: 'ignore' });
 }

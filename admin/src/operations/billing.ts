@@ -33,11 +33,8 @@ export interface BillingQuery {
   readonly period?: unknown;
 }
 
-// Read through contract/usage-record.ts; a record written before usage had kinds is online.
-function kindOf(entry: UsageEntry): string {
-  const kind = (entry as UsageEntry & { readonly kind?: unknown }).kind;
-  return typeof kind === 'string' && kind !== '' ? kind : 'online';
-}
+// contract/usage-record.ts reads a record written before usage had kinds as online.
+const kindOf = (entry: UsageEntry): string => entry.kind;
 
 function csvField(value: string): string {
   return /[",\n\r]/.test(value) ? `"${value.replaceAll('"', '""')}"` : value;

@@ -1,10 +1,12 @@
 /**
  * Usage reports (the CLI and the console): the usage stream (contract/usage-record.ts) and the
- * daily counters that the embedder's settlement functions (contract/redis/settlement.lua) write,
- * read back. Identifiers and counts only.
+ * daily counters that the settlement functions (contract/redis/settlement.lua) write, read back
+ * from under the settlement's secret namespace (read once; created like authz creates it when
+ * admin comes first). Identifiers and counts only.
  */
+import { randomBytes } from 'node:crypto';
 import { fromPairs, type RedisConnection } from '../../../contract/redis-connection.js';
-import { settlementKeys } from '../../../contract/redis/settlement-keys.js';
+import { NAMESPACE_RULE, settlementKeys, settlementNsKey } from '../../../contract/redis/settlement-keys.js';
 import { decodeUsage, type UsageEntry } from '../../../contract/usage-record.js';
 
 export interface UsageQuery {
@@ -21,10 +23,22 @@ export interface UsageQuery {
 const PAGE = 1000;
 
 export class UsageReports {
-  private readonly keys: ReturnType<typeof settlementKeys>;
+  private settlement: ReturnType<typeof settlementKeys> | undefined;
 
-  constructor(private readonly connection: RedisConnection) {
-    this.keys = settlementKeys(connection.prefix);
+  constructor(private readonly connection: RedisConnection) {}
+
+  /** The settlement's key names, once the namespace is read. */
+  private async keys(): Promise<ReturnType<typeof settlementKeys>> {
+    if (this.settlement) return this.settlement;
+    const { redis, prefix } = this.connection;
+    const key = settlementNsKey(prefix);
+    const ns = await this.connection.guard(async () => {
+      await redis.set(key, randomBytes(16).toString('hex'), 'NX');
+      return redis.get(key);
+    });
+    if (!ns || !NAMESPACE_RULE.test(ns)) throw new Error(`${key} does not hold a settlement namespace`);
+    this.settlement = settlementKeys(prefix, ns);
+    return this.settlement;
   }
 
   /**
@@ -34,7 +48,7 @@ export class UsageReports {
    */
   async *readUsage(query: UsageQuery): AsyncGenerator<UsageEntry> {
     const { redis } = this.connection;
-    const { keys } = this;
+    const keys = await this.keys();
     let start = query.appendedFrom === undefined ? '-' : String(Math.max(0, Math.floor(query.appendedFrom)));
     for (;;) {
       const page = await this.connection.guard(() => redis.xrange(keys.usageStream, start, '+', 'COUNT', PAGE));
@@ -53,7 +67,7 @@ export class UsageReports {
   /** The organization's daily counters for each day given (empty days are omitted). */
   async readDaily(org: string, days: readonly string[]): Promise<Array<{ day: string; counters: Record<string, number> }>> {
     const { redis } = this.connection;
-    const { keys } = this;
+    const keys = await this.keys();
     const hashes = await Promise.all(days.map((day) => this.connection.guard(() => redis.hgetall(keys.usageDaily(org, day)))));
     return days
       .map((day, i) => ({ day, counters: Object.fromEntries(Object.entries(hashes[i]!).map(([f, v]) => [f, Number(v)])) }))
@@ -67,7 +81,7 @@ export class UsageReports {
    */
   async lastUse(org: string, keyIds: readonly string[], maxEntries: number): Promise<Map<string, number>> {
     const { redis } = this.connection;
-    const { keys } = this;
+    const keys = await this.keys();
     const wanted = new Set(keyIds);
     const found = new Map<string, number>();
     let end = '+';

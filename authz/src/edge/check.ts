@@ -15,9 +15,9 @@ import type { Logger } from 'pino';
 import type { CheckRequest__Output } from '../../generated/envoy/service/auth/v3/CheckRequest.js';
 import type { CheckResponse } from '../../generated/envoy/service/auth/v3/CheckResponse.js';
 import type { _envoy_service_auth_v3_AttributeContext_HttpRequest__Output as HttpAttributes } from '../../generated/envoy/service/auth/v3/AttributeContext.js';
-import type { BudgetGate } from './budget-gate.js';
 import type { AuthzConfig } from '../config.js';
 import { allowed, denied, rateLimited } from './check-response.js';
+import { budgetRefusal } from '../../../contract/budget.js';
 import { signGrant } from '../../../contract/grant.js';
 import { GATEWAY_HEADER_PREFIX } from '../../../contract/headers.js';
 import { KeyLookupShedError, type KeyCache } from '../store/key-cache.js';
@@ -37,8 +37,6 @@ export interface CheckDeps {
   readonly log: Logger;
   /** Key lookups cached for KEY_CACHE_TTL_MS; never rate limits. */
   readonly keyCache: KeyCache;
-  /** Monthly token budgets' hard stop; absent, no budget is enforced. */
-  readonly budgets?: Pick<BudgetGate, 'check'>;
 }
 
 /** Decides one CheckRequest; denials are values, store faults throw StoreUnavailableError. */
@@ -59,12 +57,9 @@ async function decide(request: CheckRequest__Output, deps: CheckDeps): Promise<C
     now,
   });
   if (isDeny(access)) return denied(access);
-  const overBudget = await deps.budgets?.check(access.org.id, now);
-  if (overBudget) return denied(overBudget, { 'retry-after': String(overBudget.retryAfterSeconds) });
   const limits = limitsFor(access.org, { rpm: deps.config.defaultRpm, tpm: deps.config.defaultTpm });
-  const outcome = await deps.store.checkLimits(access.org.id, access.model, now, limits);
-  if (!outcome.allowed) return rateLimited(outcome);
-  // A fresh uid per Check: the embedder admits and records each grant once (contract/redis/settlement.lua).
+  // A fresh uid per Check: the grant record the embedder admits and records once
+  // (contract/redis/settlement.lua), written in the same round trip as the limits and budget.
   const claims = {
     org: access.org.id,
     key: access.keyId,
@@ -72,7 +67,16 @@ async function decide(request: CheckRequest__Output, deps: CheckDeps): Promise<C
     tpm: limits.tpm,
     uid: randomUUID(),
     exp: now + deps.config.grantTtlMs,
+    method: http?.method ?? '',
+    path: http?.path ?? '',
   };
+  const draft = { ...claims, grantedModel: claims.model };
+  const outcome = await deps.store.checkLimits(draft, access.model, now, limits);
+  if (outcome.budget) {
+    const deny = budgetRefusal(outcome.budget.monthlyTokens, outcome.budget.usedTokens, now);
+    return denied(deny, { 'retry-after': String(deny.retryAfterSeconds) });
+  }
+  if (!outcome.allowed) return rateLimited(outcome);
   return allowed(access, outcome, signGrant(claims, deps.config.grantSecret), gatewayHeadersIn(http));
 }
 

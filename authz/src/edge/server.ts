@@ -10,7 +10,7 @@ import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { AuthzConfig } from '../config.js';
 import { requireCaller } from './caller.js';
-import { createCheckHandler, type CheckDeps } from './check.js';
+import { createCheckHandler } from './check.js';
 import { createHealthHandlers } from './health.js';
 import { KeyCache } from '../store/key-cache.js';
 import type { AuthzMetrics } from '../telemetry/metrics.js';
@@ -31,8 +31,6 @@ export interface ServerDeps {
   readonly metrics?: AuthzMetrics;
   /** When given, each Check is a span with its Redis commands as children. */
   readonly tracer?: Tracer;
-  /** When given, Checks enforce monthly token budgets' hard stop (main.ts wires it). */
-  readonly budgets?: CheckDeps['budgets'];
 }
 
 /** An unstarted gRPC server with every authz service added. */
@@ -51,7 +49,7 @@ export function createServer(deps: ServerDeps): grpc.Server {
     maxUnknownInFlight: config.keyLookupsMaxInFlight,
   };
   const keyCache = metrics ? new InstrumentedKeyCache(config.keyCacheTtlMs, metrics, limits) : new KeyCache(config.keyCacheTtlMs, limits);
-  let check = createCheckHandler({ config, store, clock, log, keyCache, budgets: deps.budgets });
+  let check = createCheckHandler({ config, store, clock, log, keyCache });
   if (metrics) check = instrumentCheck(check, metrics);
   if (tracer) check = traceCheck(check, tracer);
   // Outermost, so a refused caller costs no span, no metric and no parsing beyond gRPC's own.

@@ -1,8 +1,8 @@
 /**
  * Rate-limit math, pure, with the clock passed in: GCRA (generic cell rate algorithm), a
- * sliding window without fixed-window bursts at the boundaries. `store/check-limits.lua` and
- * the embedder's settlement functions (`contract/redis/settlement.lua`: admit, refund) run
- * exactly this arithmetic inside Redis; a test feeds both the same sequence and compares.
+ * sliding window without fixed-window bursts at the boundaries. The settlement functions
+ * (`contract/redis/settlement.lua`: authz's check, the embedder's admit and refund) run exactly
+ * this arithmetic inside Redis; test/authz/limits-redis.test.ts feeds both the same sequence.
  *
  * A limit of L per period T emits one unit every T/L ms. The state is the theoretical arrival
  * time (TAT); a request of cost c is allowed when TAT' = max(TAT, now) + c·T/L is at most
@@ -70,7 +70,8 @@ export function limitsFor(org: OrgRecord, defaults: Limits): Limits {
   return { rpm: org.rpm ?? defaults.rpm, tpm: org.tpm ?? defaults.tpm };
 }
 
-export type LimitReason = 'none' | 'requests' | 'tokens';
+/** Why a Check was refused; 'budget' is the hard stop, decided in the same round trip (settlement.lua). */
+export type LimitReason = 'none' | 'requests' | 'tokens' | 'budget';
 
 export interface LimitOutcome {
   readonly allowed: boolean;

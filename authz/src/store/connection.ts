@@ -1,7 +1,7 @@
 /**
  * authz's one Redis connection (contract/redis-connection.ts: every command bounded), shared by
- * its store modules: the only place its Lua scripts are registered (once, with defineCommand),
- * and where the settlement functions the embedder calls are loaded into Redis.
+ * its store modules: the only place its Lua scripts are registered (once, with defineCommand).
+ * The settlement functions (authz's Check among them) are loaded by settlement.ts.
  */
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
@@ -17,19 +17,11 @@ export type StoreOptions = RedisSettings;
 /** The Lua scripts beside this file, as commands on the client. */
 export interface Scripts {
   lookupKey(key: string, prefix: string): Promise<[string[], string[]]>;
-  checkLimits(requests: string, tokens: string, now: number, rpm: number, tpm: number, period: number): Promise<number[]>;
 }
 
-const SCRIPTS: ReadonlyArray<[keyof Scripts, string, number]> = [
-  ['lookupKey', 'lookup-key', 1],
-  ['checkLimits', 'check-limits', 2],
-];
+const SCRIPTS: ReadonlyArray<[keyof Scripts, string, number]> = [['lookupKey', 'lookup-key', 1]];
 
 const script = (file: string): string => readFileSync(new URL(`./${file}.lua`, import.meta.url), 'utf8');
-/** The settlement functions the embedder calls; authz, a full Redis user, loads them. */
-const SETTLEMENT_LIBRARY = readFileSync(new URL('../../../contract/redis/settlement.lua', import.meta.url), 'utf8');
-/** The Batch API's functions (queue, per-line settlement), loaded beside them. */
-const BATCH_LIBRARY = readFileSync(new URL('../../../contract/redis/batch.lua', import.meta.url), 'utf8');
 
 /** The bounded client with authz's scripts registered, and its key layout. */
 export class Connection extends RedisConnection<Redis & Scripts> {
@@ -39,14 +31,6 @@ export class Connection extends RedisConnection<Redis & Scripts> {
     super(options);
     this.keys = layout(options.prefix);
     for (const [name, file, numberOfKeys] of SCRIPTS) this.redis.defineCommand(name, { numberOfKeys, lua: script(file) });
-    // On every (re)connect, so a Redis that lost its functions (a new primary, a flushed one) gets them back.
-    this.redis.on('ready', () => void this.loadSettlementLibrary().catch(() => undefined));
-  }
-
-  /** Loads (or replaces) contract/redis/settlement.lua's function library. */
-  async loadSettlementLibrary(): Promise<void> {
-    await this.guard(() => this.redis.call('FUNCTION', 'LOAD', 'REPLACE', SETTLEMENT_LIBRARY));
-    await this.guard(() => this.redis.call('FUNCTION', 'LOAD', 'REPLACE', BATCH_LIBRARY));
   }
 }
 

@@ -1,25 +1,51 @@
 /**
- * The hot path's store: a key lookup and the request rate limit (Check), each one atomic round
- * trip through a Lua script. Tokens and usage are settled by the embedder (contract/redis/);
- * organizations and keys are written by admin (contract/access-records.ts); the budget read
- * (budgets.ts) shares connection.ts's one client and script registration.
+ * The hot path's store: a key lookup (a Lua script) and the Check itself (the settlement
+ * library's check function: request rate, token room, hard-stop budget and the grant record the
+ * embedder will settle), each one atomic round trip. Tokens and usage are settled by the
+ * embedder on that grant record (contract/redis/settlement.lua); organizations and keys are
+ * written by admin (contract/access-records.ts).
  */
 import { decodeKey, decodeOrg, type KeyRecord, type OrgRecord } from '../../../contract/access-records.js';
 import { fromPairs } from '../../../contract/redis-connection.js';
+import { batchFunctionNames } from '../../../contract/redis/batch-keys.js';
 import { PERIOD_MS, type LimitOutcome, type LimitReason, type Limits } from '../policy/limits.js';
-import { openConnection, type Connection, type StoreOptions } from './connection.js';
+import { openConnection, StoreUnavailableError, type Connection, type StoreOptions } from './connection.js';
+import { SettlementSetup, type EmbedderUser } from './settlement.js';
 
 export { StoreUnavailableError, type StoreOptions } from './connection.js';
+export type { EmbedderUser } from './settlement.js';
 
-const REASONS: readonly LimitReason[] = ['none', 'requests', 'tokens'];
+const REASONS: readonly LimitReason[] = ['none', 'requests', 'tokens', 'budget'];
 
-/** Opens a store; it connects in the background and reconnects by itself. */
-export function createStore(options: StoreOptions): RedisStore {
-  return new RedisStore(openConnection(options));
+/** What authz grants on an allowed Check, written as the grant record the embedder settles. */
+export interface GrantDraft {
+  readonly uid: string;
+  readonly org: string;
+  readonly key: string;
+  /** The model granted ('' when the organization may not use the one asked for). */
+  readonly grantedModel: string;
+  readonly method: string;
+  readonly path: string;
+  readonly exp: number;
+}
+
+/** The Check's outcome; for a budget refusal, the budget and the tokens used or reserved. */
+export type CheckOutcome = LimitOutcome & { readonly budget?: { readonly monthlyTokens: number; readonly usedTokens: number } };
+
+/**
+ * Opens a store; it connects in the background and reconnects by itself, and keeps the
+ * settlement's namespace, functions and (when given) the embedder's Redis user in place.
+ */
+export function createStore(options: StoreOptions, embedder?: EmbedderUser, onSetupError?: (error: unknown) => void): RedisStore {
+  const connection = openConnection(options);
+  return new RedisStore(connection, new SettlementSetup(connection, embedder, onSetupError));
 }
 
 export class RedisStore {
-  constructor(readonly connection: Connection) {}
+  constructor(
+    readonly connection: Connection,
+    readonly settlement: SettlementSetup,
+  ) {}
 
   /** True while the connection is up. */
   isReady(): boolean {
@@ -31,9 +57,10 @@ export class RedisStore {
     return this.connection.onReadyChange(listener);
   }
 
-  /** Resolves once connected; rejects with StoreUnavailableError after `waitMs`. */
-  ready(waitMs?: number): Promise<void> {
-    return this.connection.ready(waitMs);
+  /** Resolves once connected with the settlement in place; rejects with StoreUnavailableError after `waitMs`. */
+  async ready(waitMs?: number): Promise<void> {
+    await this.connection.ready(waitMs);
+    await this.settlement.ensure(false);
   }
 
   /** The key record for `id` and its organization's record, in one round trip. */
@@ -43,13 +70,38 @@ export class RedisStore {
     return { key: decodeKey(fromPairs(key)), org: decodeOrg(fromPairs(org)) };
   }
 
-  /** Runs one Check's rate limit (check-limits.lua): one atomic round trip. */
-  async checkLimits(org: string, model: string, now: number, limits: Limits): Promise<LimitOutcome> {
-    const { redis, keys } = this.connection;
-    const reply = await this.connection.guard(() =>
-      redis.checkLimits(keys.requestBucket(org, model), keys.tokenBucket(org, model), now, limits.rpm, limits.tpm, PERIOD_MS),
-    );
-    const [allowed, reason, requestsRemaining, requestsResetMs, tokensRemaining, retryAfterMs] = reply.map(Number) as [
+  /**
+   * Runs one Check on `model`'s buckets (settlement.lua's check: one atomic round trip) and,
+   * when allowed, writes the grant record. Fails closed (StoreUnavailableError) until the
+   * settlement library is loaded.
+   */
+  async checkLimits(grant: GrantDraft, model: string, now: number, limits: Limits): Promise<CheckOutcome> {
+    const { redis } = this.connection;
+    const args = [
+      grant.uid,
+      grant.org,
+      grant.key,
+      model,
+      grant.grantedModel,
+      grant.method,
+      grant.path,
+      now,
+      limits.rpm,
+      limits.tpm,
+      PERIOD_MS,
+      grant.exp,
+    ];
+    let reply: number[];
+    try {
+      reply = ((await redis.call('FCALL', this.settlement.functions.check, 0, ...args)) as unknown[]).map(Number);
+    } catch (error) {
+      // A Redis that lost its functions (restarted, flushed, a new primary) gets them back.
+      if (error instanceof Error && /function not found/i.test(error.message)) void this.settlement.ensure().catch(() => undefined);
+      throw new StoreUnavailableError(error);
+    }
+    const [allowed, reason, requestsRemaining, requestsResetMs, tokensRemaining, retryAfterMs, monthlyTokens, usedTokens] = reply as [
+      number,
+      number,
       number,
       number,
       number,
@@ -65,16 +117,21 @@ export class RedisStore {
       requestsResetMs,
       tokensRemaining,
       retryAfterMs,
+      ...(reason === 3 ? { budget: { monthlyTokens, usedTokens } } : {}),
     };
   }
 
-  /** Deletes every key under this store's prefix (tests use their own prefix). */
-  purge(): Promise<number> {
-    return this.connection.purge();
+  /** Deletes every key under this store's prefix and its function libraries (tests use their own prefix). */
+  async purge(): Promise<number> {
+    const deleted = await this.connection.purge();
+    for (const library of [this.settlement.functions.library, batchFunctionNames(this.connection.prefix).library])
+      await this.connection.redis.call('FUNCTION', 'DELETE', library).catch(() => undefined);
+    return deleted;
   }
 
-  /** Closes the connection (shared with the budget store opened on it). */
+  /** Stops the settlement's upkeep and closes the connection. */
   close(): Promise<void> {
+    this.settlement.stop();
     return this.connection.close();
   }
 }

@@ -24,6 +24,8 @@ export interface BatchServiceDeps {
   readonly isReady: () => boolean;
   /** Faults of the workers and the sweep (never content). */
   readonly onError: (error: unknown) => void;
+  /** Wraps the Redis store (tests: grant records issued as authz's Check would). */
+  readonly wrapStore?: (store: ReturnType<typeof openBatchStore>) => ReturnType<typeof openBatchStore>;
 }
 
 /** The running Batch API: what the routes need, and how to stop it. */
@@ -44,7 +46,8 @@ export async function startBatchService(config: BatchConfig, deps: BatchServiceD
       : await openDirectoryStore(config.store.path);
   const limits = { maxBytes: config.maxFileBytes, maxLines: config.maxFileLines };
   const files = new BatchFiles({ store, ring, limits, retentionSeconds: config.retentionSeconds, parseLine: deps.parseLine });
-  const queue = openBatchStore({ ...deps.redis, timeoutMs: Math.max(deps.redis.timeoutMs, 2_000) });
+  const opened = openBatchStore({ ...deps.redis, timeoutMs: Math.max(deps.redis.timeoutMs, 2_000) });
+  const queue = deps.wrapStore ? deps.wrapStore(opened) : opened;
   const finalizer = new Finalizer({ store, ring, files, queue, retentionSeconds: config.retentionSeconds });
   const runner = new BatchRunner(
     { store, ring, queue, execute: deps.execute, finalizer, isReady: deps.isReady, onError: deps.onError },

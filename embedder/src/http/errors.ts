@@ -9,6 +9,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { PROBLEM_CONTENT_TYPE, ProblemError, catalogue, problem } from '../../../openapi/problems.js';
 import { noteOutcome } from '../telemetry/request-log.js';
 import { validationDetail, type SchemaError } from '../../../openapi/validation-messages.js';
+import { SettlementUnavailableError } from '../settlement/store.js';
 
 /** The body limit the spec sets for every /v1 request: 1 MiB. */
 export const BODY_LIMIT_BYTES = 1_048_576;
@@ -31,6 +32,9 @@ const FASTIFY_CODES: Readonly<Record<string, () => ProblemError>> = {
   FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => new ProblemError('invalid_body', 'content-length: must match the body'),
 };
 
+/** A failover takes a few seconds (scripts/fleet/README.md): ask again after one. */
+const STORE_RETRY_AFTER_SECONDS = 1;
+
 /** Maps any error to the problem the client gets (pure; the handler logs and sends). */
 function toProblem(error: FastifyError | Error): ProblemError {
   if (error instanceof ProblemError) return error;
@@ -38,6 +42,13 @@ function toProblem(error: FastifyError | Error): ProblemError {
   if (fastifyError.validation) {
     const root = fastifyError.validationContext === 'headers' ? 'headers' : 'body';
     return new ProblemError('invalid_body', validationDetail(fastifyError.validation as SchemaError[], root));
+  }
+  // Redis unreachable mid-request (a failover; Sentinel closes the clients of a demoted primary)
+  // on a path that has no answer of its own for it (the Batch API's reads): fail closed, retry.
+  if (error instanceof SettlementUnavailableError) {
+    return new ProblemError('authorization_unavailable', 'The gateway cannot reach its store now; retry after the retry-after seconds.', {
+      'retry-after': String(STORE_RETRY_AFTER_SECONDS),
+    });
   }
   const known = fastifyError.code ? FASTIFY_CODES[fastifyError.code] : undefined;
   if (known) return known();

@@ -19,7 +19,8 @@ declare module 'fastify' {
 
 /**
  * Refuses, on `routes` (`METHOD /url` as Fastify names them), every request without a valid
- * grant; 401 for none or a forged one, 503 for an expired one.
+ * grant for its method and target; 401 for none, a forged one or another request's, 503 for an
+ * expired one.
  */
 export function requireGrant(
   app: FastifyInstance,
@@ -32,12 +33,15 @@ export function requireGrant(
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (!routes.includes(`${request.method} ${request.routeOptions.url ?? ''}`)) return;
     const checked = verifyGrant(request.headers[GRANT_HEADER], secret, now());
-    if (checked.ok) {
+    // A grant covers the one request authz decided on: the same method and the exact target
+    // (a query string added or changed is another request), so a captured grant replayed
+    // elsewhere serves nothing; its single use is enforced on Redis (settlement.lua).
+    if (checked.ok && checked.claims.method === request.method && checked.claims.path === request.url) {
       request.grant = checked.claims;
       return;
     }
     // A grant that expired on its way (a very slow upload) is the gateway's to decide again.
-    if (checked.fault === 'expired') {
+    if (!checked.ok && checked.fault === 'expired') {
       throw new ProblemError('authorization_unavailable', 'The authorization of this request expired before it arrived; retry.', {
         'retry-after': String(retryAfterSeconds),
       });

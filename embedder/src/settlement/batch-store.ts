@@ -9,8 +9,7 @@
 import type { Redis } from 'ioredis';
 import type { GrantClaims } from '../../../contract/grant.js';
 import { openRedis, type RedisTarget } from '../../../contract/redis-target.js';
-import { batchKeys } from '../../../contract/redis/batch-keys.js';
-import { settlementKeys, utcDay } from '../../../contract/redis/settlement-keys.js';
+import { batchFunctionNames, batchKeys } from '../../../contract/redis/batch-keys.js';
 import { SettlementUnavailableError } from './store.js';
 
 /** A batch as Redis keeps it: identifiers, times (ms), counts; never text. */
@@ -119,14 +118,6 @@ export interface BatchStoreOptions extends RedisTarget {
   readonly timeoutMs: number;
 }
 
-/** The month's UTC days through `now`'s: the daily counters a hard-stop budget adds up. */
-function monthDays(now: number): string[] {
-  const date = new Date(now);
-  const days: string[] = [];
-  for (let day = 1; day <= date.getUTCDate(); day += 1) days.push(utcDay(Date.UTC(date.getUTCFullYear(), date.getUTCMonth(), day)));
-  return days;
-}
-
 function decodeRecord(flat: readonly string[]): BatchRecord | null {
   if (flat.length === 0) return null;
   const h: Record<string, string> = {};
@@ -156,7 +147,7 @@ function decodeRecord(flat: readonly string[]): BatchRecord | null {
 /** Opens the batch store on its own connection; it reconnects by itself. */
 export function openBatchStore(options: BatchStoreOptions): BatchSettlement & BatchQueue & { close(): void } {
   const keys = batchKeys(options.prefix);
-  const settle = settlementKeys(options.prefix);
+  const fn = batchFunctionNames(options.prefix).fn;
   const redis: Redis = openRedis(options, {
     commandTimeout: options.timeoutMs,
     connectTimeout: Math.max(1000, options.timeoutMs),
@@ -176,80 +167,61 @@ export function openBatchStore(options: BatchStoreOptions): BatchSettlement & Ba
 
   return {
     async open(grant, batch) {
+      // The organization, key and model are the grant record's (authz wrote it at Check).
       const reply = (await call(
         'FCALL',
-        'ctg_batch_open',
-        [settle.settle(grant.uid), keys.record(grant.org, batch.id), keys.index(grant.org), keys.stream(grant.org), keys.active, keys.open],
-        [
-          grant.org,
-          batch.id,
-          grant.key,
-          grant.model,
-          batch.inputFileId,
-          batch.segments,
-          batch.lines,
-          batch.windowMs,
-          grant.exp,
-          batch.dataKeys.output,
-          batch.dataKeys.error,
-        ],
+        fn.open,
+        [],
+        [grant.uid, batch.id, batch.inputFileId, batch.segments, batch.lines, batch.windowMs, batch.dataKeys.output, batch.dataKeys.error],
       )) as [number, string];
       const kind = (['opened', 'reopened', 'expired', 'used'] as const)[Number(reply[0])] ?? 'used';
       return kind === 'opened' || kind === 'reopened' ? { kind, batchId: reply[1] } : { kind };
     },
-    async admit(org, batch, lines, now) {
-      const days = monthDays(now).map((day) => settle.usageDaily(org, day));
+    async admit(org, batch, lines) {
       const reply = (await call(
         'FCALL',
-        'ctg_batch_admit',
-        [keys.record(org, batch), keys.lines(org, batch), keys.org(org), keys.budget(org), ...days],
-        [days.length, ...lines.flatMap((l) => [l.line, l.tokens])],
+        fn.admit,
+        [keys.record(org, batch), keys.lines(org, batch), keys.org(org), keys.budget(org)],
+        lines.flatMap((l) => [l.line, l.tokens]),
       )) as number[];
       return reply.map((code) => ADMISSIONS[Number(code)] ?? 'stopped');
     },
-    async record(task, outcomes, now) {
+    async record(task, outcomes) {
       const args = outcomes.flatMap((o) => (o.kind === 'embedded' ? [o.line, 'u', o.tokens] : [o.line, 'f', o.code]));
       const reply = (await call(
         'FCALL',
-        'ctg_batch_commit',
-        [...recordKeys(task.org, task.batch), settle.usageStream, settle.usageDaily(task.org, utcDay(now)), keys.stream(task.org)],
-        [task.org, task.segment, task.entryId, now, ...args],
+        fn.commit,
+        [...recordKeys(task.org, task.batch), keys.stream(task.org)],
+        [task.segment, task.entryId, ...args],
       )) as number[];
       return { recorded: Number(reply[0]), failed: Number(reply[1]), ended: Number(reply[2]) === 1 };
     },
     async finish(org, batch, files, keepMs) {
-      return String(
-        await call('FCALL', 'ctg_batch_finish', [...recordKeys(org, batch), keys.open], [org, files.output, files.error, keepMs]),
-      );
+      return String(await call('FCALL', fn.finish, [...recordKeys(org, batch), keys.open], [org, files.output, files.error, keepMs]));
     },
     async get(org, batch) {
-      return decodeRecord((await call('FCALL_RO', 'ctg_batch_get', [keys.record(org, batch)], [])) as string[]);
+      return decodeRecord((await call('FCALL_RO', fn.get, [keys.record(org, batch)], [])) as string[]);
     },
     async claim(consumer, leaseMs) {
-      const reply = (await call(
-        'FCALL',
-        'ctg_batch_claim',
-        [keys.active],
-        [consumer, leaseMs, keys.queuePrefix, keys.recordPrefix],
-      )) as string[];
+      const reply = (await call('FCALL', fn.claim, [keys.active], [consumer, leaseMs, keys.queuePrefix, keys.recordPrefix])) as string[];
       if (reply.length < 5) return null;
       const [org, batch, segment, entryId, task] = reply as [string, string, string, string, 'run' | 'finalize'];
       return { org, batch, segment: Number(segment), entryId, task };
     },
     async heartbeat(task, consumer) {
-      return Number(await call('FCALL', 'ctg_batch_heartbeat', [keys.stream(task.org)], [consumer, task.entryId])) > 0;
+      return Number(await call('FCALL', fn.heartbeat, [keys.stream(task.org)], [consumer, task.entryId])) > 0;
     },
-    cancel: async (org, batch) => String(await call('FCALL', 'ctg_batch_cancel', [keys.record(org, batch)], [])),
-    expire: async (org, batch) => String(await call('FCALL', 'ctg_batch_expire', [keys.record(org, batch)], [])),
-    fail: async (org, batch, code) => String(await call('FCALL', 'ctg_batch_fail', [keys.record(org, batch)], [code])),
+    cancel: async (org, batch) => String(await call('FCALL', fn.cancel, [keys.record(org, batch)], [])),
+    expire: async (org, batch) => String(await call('FCALL', fn.expire, [keys.record(org, batch)], [])),
+    fail: async (org, batch, code) => String(await call('FCALL', fn.fail, [keys.record(org, batch)], [code])),
     async list(org, before, limit) {
-      const flat = (await call('FCALL_RO', 'ctg_batch_list', [keys.index(org)], [before === null ? '+inf' : before, limit])) as string[];
+      const flat = (await call('FCALL_RO', fn.list, [keys.index(org)], [before === null ? '+inf' : before, limit])) as string[];
       const out: Array<{ id: string; createdAt: number }> = [];
       for (let i = 0; i + 1 < flat.length; i += 2) out.push({ id: flat[i]!, createdAt: Number(flat[i + 1]) });
       return out;
     },
     async unfinished(limit) {
-      const flat = (await call('FCALL_RO', 'ctg_batch_unfinished', [keys.open], [limit])) as string[];
+      const flat = (await call('FCALL_RO', fn.unfinished, [keys.open], [limit])) as string[];
       const out: Array<{ org: string; batch: string; expiresAt: number }> = [];
       for (let i = 0; i + 1 < flat.length; i += 2) {
         const [org, batch] = flat[i]!.split('/') as [string, string];

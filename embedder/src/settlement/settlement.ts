@@ -11,6 +11,7 @@
  * was lost, one read of the settlement's state tells whether it was written.
  */
 import { randomUUID } from 'node:crypto';
+import { budgetRefusal } from '../../../contract/budget.js';
 import type { GrantClaims } from '../../../contract/grant.js';
 import { REQUEST_ID_RULE } from '../../../contract/request-id.js';
 import { ProblemError } from '../../../openapi/problems.js';
@@ -94,7 +95,13 @@ export class RequestSettlement {
       );
       return false;
     }
-    // An expired or already used grant: the gateway must decide again (a retry goes through Check).
+    if (reply.kind === 'over_budget') {
+      const deny = budgetRefusal(reply.budgetTokens, reply.usedTokens, this.now());
+      this.refusal = new ProblemError(deny.code, deny.detail, { 'retry-after': String(deny.retryAfterSeconds) });
+      return false;
+    }
+    // An unknown, expired or already used grant serves nothing: a grant admits one request. A
+    // legitimate retry (Envoy's, to another replica) goes back through Check for a new one.
     this.refusal = this.unavailable(new Error(`grant ${reply.kind}`));
     return false;
   }
@@ -106,7 +113,7 @@ export class RequestSettlement {
   async record(): Promise<void> {
     const started = this.monotonic();
     const deadline = this.redisAt.redis + Math.ceil(started - this.redisAt.local) + this.options.timeoutMs;
-    const usage = { requestId: this.requestId, tokens: this.tokens, time: this.now() };
+    const usage = { requestId: this.requestId, tokens: this.tokens };
     let lastError: unknown = new Error('no attempt');
     while (this.monotonic() < started + this.options.timeoutMs) {
       try {
@@ -115,9 +122,15 @@ export class RequestSettlement {
           this.recorded = true;
           return;
         }
+        if (reply === 'unreplicated') {
+          // Taken back (usage deleted, tokens and budget given back): never a 200 for it.
+          this.admitted = false;
+          throw this.unavailable(new SettlementUnavailableError('the replicas did not confirm the usage record'));
+        }
         lastError = new Error(`record ${reply}`);
         break;
       } catch (error) {
+        if (error instanceof ProblemError) throw error;
         lastError = error;
         await sleep(RETRY_PAUSE_MS);
       }

@@ -5,21 +5,26 @@
  * refund it, or read how it ended. Every command is bounded (command timeout, no offline queue,
  * no retries inside ioredis), so a stalled Redis surfaces as SettlementUnavailableError in time.
  */
-import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
 import type { GrantClaims } from '../../../contract/grant.js';
 import { openRedis, type RedisTarget } from '../../../contract/redis-target.js';
-import { settlementKeys, utcDay } from '../../../contract/redis/settlement-keys.js';
+import { settlementFunctionNames } from '../../../contract/redis/settlement-keys.js';
 import type { UsageRecord } from '../../../contract/usage-record.js';
 
 /** The GCRA period of every token budget: a minute, as authz's policy/limits.ts. */
 const PERIOD_MS = 60_000;
-const LIBRARY = 'ctg_settlement';
 
 export interface SettlementStoreOptions extends RedisTarget {
   readonly prefix: string;
   /** Bound on each command. */
   readonly timeoutMs: number;
+  /**
+   * Replicas that must hold a usage record before its 200 (Redis WAIT after the record; 0: no
+   * wait, a standalone Redis), and how long to wait for them. Fewer acknowledgements void the
+   * record (ctg_void): the request is answered 503 and its tokens given back.
+   */
+  readonly minReplicas?: number;
+  readonly waitMs?: number;
 }
 
 /** Redis could not answer in time, refused the command, or lacks the settlement functions. */
@@ -33,35 +38,51 @@ export class SettlementUnavailableError extends Error {
 /** Admit's answer; refusals are values. `redisNow` is Redis's clock when it decided. */
 export type AdmitReply =
   | { readonly kind: 'admitted' | 'over_limit'; readonly tokensRemaining: number; readonly retryAfterMs: number; readonly redisNow: number }
-  | { readonly kind: 'too_large' | 'expired' | 'used'; readonly redisNow: number };
+  | {
+      readonly kind: 'over_budget';
+      readonly budgetTokens: number;
+      readonly usedTokens: number;
+      readonly retryAfterMs: number;
+      readonly redisNow: number;
+    }
+  | { readonly kind: 'too_large' | 'expired' | 'used' | 'invalid'; readonly redisNow: number };
 
-/** How one record call ended: written (now or before), too late (never written), or not admitted. */
-type RecordReply = 'recorded' | 'late' | 'not_admitted';
+/**
+ * How one record call ended: written (now or before), too late (never written), not admitted,
+ * or written and then voided because the replicas did not confirm it in time (never a 200).
+ */
+type RecordReply = 'recorded' | 'late' | 'not_admitted' | 'unreplicated';
 
-/** The usage of one answered request (contract/usage-record.ts; the grant gives org and key). */
-type Usage = Pick<UsageRecord, 'requestId' | 'tokens' | 'time'>;
+/** The usage of one answered request (contract/usage-record.ts; the grant record gives org, key and model). */
+type Usage = Pick<UsageRecord, 'requestId' | 'tokens'>;
 
+/**
+ * The settlement functions, by the grant's uid only: the functions read everything else (org,
+ * key, model, limits, budget) from the grant record authz wrote at Check. `grant` is passed
+ * whole so wrappers (metrics, tracing, tests) see what is settled.
+ */
 export interface SettlementStore {
   admit(grant: GrantClaims, model: string, tokens: number, now: number): Promise<AdmitReply>;
   /** Writes the usage unless Redis's clock is past `deadline` (then it never will). */
   record(grant: GrantClaims, model: string, usage: Usage, deadline: number): Promise<RecordReply>;
   refund(grant: GrantClaims, model: string, now: number): Promise<void>;
-  /** The settlement's state: 'a:<n>' admitted, 'u:<n>' recorded, 'r:<n>' refunded, '' none. */
+  /** The settlement's state: 'a:<n>' admitted, 'u:<n>' recorded, 'r:<n>' refunded, 'v:<n>' voided, 'i' issued, '' none. */
   status(grant: GrantClaims): Promise<string>;
   /** True while connected and the functions are loaded. */
   isReady(): boolean;
   close(): void;
 }
 
-const ADMIT_KINDS = ['admitted', 'over_limit', 'too_large', 'expired', 'used'] as const;
+const ADMIT_KINDS = ['admitted', 'over_limit', 'too_large', 'expired', 'used', 'invalid', 'over_budget'] as const;
 const RECORD_REPLIES: Record<string, RecordReply> = { '1': 'recorded', '0': 'recorded', '-1': 'late' };
-const SOURCE = readFileSync(new URL('../../../contract/redis/settlement.lua', import.meta.url), 'utf8');
 
 /** Opens the store; it connects in the background, reconnects by itself, and tracks readiness. */
 export function openSettlementStore(options: SettlementStoreOptions): SettlementStore {
-  const keys = settlementKeys(options.prefix);
+  const fn = settlementFunctionNames(options.prefix);
+  const minReplicas = options.minReplicas ?? 0;
+  const waitMs = options.waitMs ?? 500;
   const redis: Redis = openRedis(options, {
-    commandTimeout: options.timeoutMs,
+    commandTimeout: Math.max(options.timeoutMs, minReplicas > 0 ? waitMs + options.timeoutMs : 0),
     connectTimeout: Math.max(1000, options.timeoutMs),
     maxRetriesPerRequest: 0,
     enableOfflineQueue: false,
@@ -69,24 +90,23 @@ export function openSettlementStore(options: SettlementStoreOptions): Settlement
   });
   // Failures surface through the commands; the listener only keeps ioredis from printing them.
   redis.on('error', () => undefined);
+  // The library is authz's to load (it renders the secret namespace in); this user may not list
+  // functions, so readiness is learnt by calling one: the status of a uid never issued.
   let libraryLoaded = false;
-  const checkLibrary = async (): Promise<void> => {
-    // A full Redis user (local development, tests) loads the library itself; the restricted
-    // production user cannot (NOPERM) and waits for authz, which loads it on connect.
-    await redis.call('FUNCTION', 'LOAD', 'REPLACE', SOURCE).catch(() => undefined);
-    const found = (await redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', LIBRARY)) as unknown[];
-    libraryLoaded = Array.isArray(found) && found.length > 0;
+  const probe = async (): Promise<void> => {
+    await redis.call('FCALL_RO', fn.status, 0, '00000000-0000-0000-0000-000000000000');
+    libraryLoaded = true;
   };
-  redis.on('ready', () => void checkLibrary().catch(() => (libraryLoaded = false)));
+  redis.on('ready', () => void probe().catch(() => (libraryLoaded = false)));
   redis.on('close', () => (libraryLoaded = false));
   const poll = setInterval(() => {
-    if (redis.status === 'ready' && !libraryLoaded) void checkLibrary().catch(() => undefined);
+    if (redis.status === 'ready' && !libraryLoaded) void probe().catch(() => undefined);
   }, 1000);
   poll.unref();
 
-  const fcall = async (name: string, keyNames: string[], args: Array<string | number>): Promise<unknown> => {
+  const fcall = async (command: 'FCALL' | 'FCALL_RO', name: string, args: Array<string | number>): Promise<unknown> => {
     try {
-      return await redis.call('FCALL', name, keyNames.length, ...keyNames, ...args);
+      return await redis.call(command, name, 0, ...args);
     } catch (error) {
       if (error instanceof Error && /function not found/i.test(error.message)) libraryLoaded = false;
       throw new SettlementUnavailableError(error);
@@ -94,34 +114,40 @@ export function openSettlementStore(options: SettlementStoreOptions): Settlement
   };
 
   return {
-    async admit(grant, model, tokens, now) {
-      const reply = (await fcall(
-        'ctg_admit',
-        [keys.tokenBucket(grant.org, model), keys.settle(grant.uid)],
-        [now, grant.tpm, tokens, PERIOD_MS, grant.exp],
-      )) as number[];
-      const [outcome, tokensRemaining, retryAfterMs, redisNow] = reply.map(Number) as [number, number, number, number];
+    async admit(grant, _model, tokens, now) {
+      const reply = (await fcall('FCALL', fn.admit, [grant.uid, tokens, now, PERIOD_MS])) as number[];
+      const [outcome, tokensRemaining, retryAfterMs, redisNow, budgetTokens, usedTokens] = reply.map(Number) as [
+        number,
+        number,
+        number,
+        number,
+        number,
+        number,
+      ];
       const kind = ADMIT_KINDS[outcome] ?? 'used';
       if (kind === 'admitted' || kind === 'over_limit') return { kind, tokensRemaining, retryAfterMs, redisNow };
+      if (kind === 'over_budget') return { kind, budgetTokens, usedTokens, retryAfterMs, redisNow };
       return { kind, redisNow };
     },
-    async record(grant, model, usage, deadline) {
-      const reply = await fcall(
-        'ctg_record',
-        [keys.settle(grant.uid), keys.usageStream, keys.usageDaily(grant.org, utcDay(usage.time))],
-        [grant.org, grant.key, model, usage.requestId, usage.tokens, usage.time, deadline],
-      );
-      return RECORD_REPLIES[String(reply)] ?? 'not_admitted';
+    async record(grant, _model, usage, deadline) {
+      const reply = RECORD_REPLIES[String(await fcall('FCALL', fn.record, [grant.uid, usage.tokens, usage.requestId, deadline]))];
+      if (reply !== 'recorded' || minReplicas === 0) return reply ?? 'not_admitted';
+      // Durable before the 200: the record must reach `minReplicas` replicas, or it is taken back.
+      let acked = 0;
+      try {
+        acked = Number(await redis.call('WAIT', minReplicas, waitMs));
+      } catch {
+        acked = 0;
+      }
+      if (acked >= minReplicas) return 'recorded';
+      await fcall('FCALL', fn.void, [grant.uid, Date.now(), PERIOD_MS]);
+      return 'unreplicated';
     },
-    async refund(grant, model, now) {
-      await fcall('ctg_refund', [keys.tokenBucket(grant.org, model), keys.settle(grant.uid)], [now, grant.tpm, PERIOD_MS]);
+    async refund(grant, _model, now) {
+      await fcall('FCALL', fn.refund, [grant.uid, now, PERIOD_MS]);
     },
     async status(grant) {
-      try {
-        return String(await redis.call('FCALL_RO', 'ctg_settle_status', 1, keys.settle(grant.uid)));
-      } catch (error) {
-        throw new SettlementUnavailableError(error);
-      }
+      return String(await fcall('FCALL_RO', fn.status, [grant.uid]));
     },
     isReady: () => redis.status === 'ready' && libraryLoaded,
     close() {

@@ -14,7 +14,18 @@ import type { SettlementStore } from '../settlement/store.js';
 /** The settlement's calls on Redis, and how one ended (a fixed list: the label set stays bounded). */
 const SETTLEMENT_OPERATIONS = ['admit', 'record', 'refund', 'status'] as const;
 type SettlementOperation = (typeof SETTLEMENT_OPERATIONS)[number];
-type SettlementOutcome = 'ok' | 'over_limit' | 'too_large' | 'expired' | 'used' | 'late' | 'not_admitted' | 'unavailable';
+type SettlementOutcome =
+  | 'ok'
+  | 'over_limit'
+  | 'over_budget'
+  | 'too_large'
+  | 'expired'
+  | 'used'
+  | 'invalid'
+  | 'late'
+  | 'not_admitted'
+  | 'unreplicated'
+  | 'unavailable';
 
 /** What the app learned about one finished request (all safe: counts, template, code). */
 export interface RequestFacts {

@@ -6,29 +6,40 @@
 # is passed on a command line. Runs as the redis user with a read-only root filesystem.
 set -eu
 : "${POD_NAME:?}" "${HEADLESS:?}" "${REPLICAS:?}"
-SECRETS=/etc/ctg/redis-auth TLS=/etc/ctg/redis-tls CONF=/data/conf EMBEDDER=/etc/ctg/redis-embedder
-# The embedder's ACL user (its REDIS_USERNAME), created on every node: ACLs are per server and
-# not replicated, and a replica may become the primary. The rules are
-# settlementAclRules('ctg:', password) of contract/redis/settlement-keys.ts with the password
-# after `reset on`: FCALL of the settlement and batch functions and exactly their commands on their keys.
-# test/deploy/manifests.test.ts fails when they differ; print them again with
-# `npx tsx scripts/redis/embedder-acl.ts ctg: -` (the prefix is REDIS_KEY_PREFIX).
-EMBEDDER_USER=ctg-embedder
-EMBEDDER_RULES='resetchannels -@all +fcall +fcall_ro +ping +time +info +function|list ~ctg:rl:tok:* ~ctg:settle:* ~ctg:usage ~ctg:usage:daily:* (+get +set ~ctg:rl:tok:* ~ctg:settle:*) (+xadd ~ctg:usage) (+hincrby ~ctg:usage:daily:*) ~ctg:b:* ~ctg:bq:* ~ctg:org:* ~ctg:budget:* (+hget +hset +hsetnx +hincrby +hgetall +pexpire +zadd +zrange +zrem ~ctg:b:*) (+xadd +xgroup|create +xreadgroup +xautoclaim +xclaim +xack +xpending +xtrim +zadd +zrange +zrem +zincrby ~ctg:bq:*) (+hget %R~ctg:org:* %R~ctg:budget:*) (+hget ~ctg:usage:daily:*)'
+SECRETS=/etc/ctg/redis-auth TLS=/etc/ctg/redis-tls CONF=/data/conf
+# The embedder's ACL user (its REDIS_USERNAME) is not made here: its rules name the
+# settlement's secret namespace, which only authz knows; authz (re)creates it on the primary on
+# every (re)connect and every 30 s (authz/src/store/settlement.ts; deploy/README.md → Redis).
 me="$POD_NAME.$HEADLESS"
 set_name="${POD_NAME%-*}"
 mkdir -p "$CONF"
 
-primary=""
-i=0
-while [ "$i" -lt "$REPLICAS" ]; do
-  peer="$set_name-$i.$HEADLESS"
-  if [ "$peer" != "$me" ]; then
-    answer="$(REDISCLI_AUTH="$(cat "$SECRETS/sentinel-password")" timeout 3 redis-cli --tls --cacert "$TLS/ca.crt" \
-      -h "$peer" -p 26379 SENTINEL get-master-addr-by-name ctg 2>/dev/null | head -n 1 || true)"
-    case "$answer" in ''|*ERR*|*NOAUTH*) ;; *) primary="$answer"; break ;; esac
-  fi
-  i=$((i + 1))
+sentinel() {
+  host="$1"
+  shift
+  REDISCLI_AUTH="$(cat "$SECRETS/sentinel-password")" timeout 3 redis-cli --tls --cacert "$TLS/ca.crt" -h "$host" -p 26379 "$@"
+}
+# While a peer's Sentinel holds the primary down or is failing it over, wait (at most 60 s) and
+# ask again: a pod that died as the primary must not come back as one while a replica is being
+# promoted (a split brain: clients write to both, and the demotion discards one side's writes).
+waited=0
+while :; do
+  primary="" busy=""
+  i=0
+  while [ "$i" -lt "$REPLICAS" ]; do
+    peer="$set_name-$i.$HEADLESS"
+    i=$((i + 1))
+    [ "$peer" != "$me" ] || continue
+    answer="$(sentinel "$peer" SENTINEL get-master-addr-by-name ctg 2>/dev/null | head -n 1 || true)"
+    case "$answer" in ''|*ERR*|*NOAUTH*) continue ;; esac
+    [ -n "$primary" ] || primary="$answer"
+    flags="$(sentinel "$peer" SENTINEL master ctg 2>/dev/null | sed -n '/^flags$/{n;p;}' || true)"
+    case "$flags" in *s_down*|*o_down*|*failover_in_progress*) busy="$peer: $flags" ;; esac
+  done
+  [ -n "$busy" ] && [ "$waited" -lt 60 ] || break
+  [ "$waited" -gt 0 ] || echo "ctg-redis: $me waits for the failover ($busy)"
+  sleep 1
+  waited=$((waited + 1))
 done
 [ -n "$primary" ] || primary="$set_name-0.$HEADLESS"
 
@@ -45,10 +56,20 @@ umask 077
   # The system of record (organizations, keys, usage): every write in the append-only file.
   echo "appendonly yes"
   echo "appendfsync everysec"
+  # Writes refused (NOREPLICAS) unless a replica acknowledged the stream within 2 s: a primary
+  # cut off from both replicas stops taking writes it would lose. Replicas acknowledge every
+  # second and the lag counts whole seconds, so 1 s would refuse writes on one late ack. With
+  # three pods one may be down; until the first replica syncs after a first start, writes wait.
+  echo "min-replicas-to-write 1"
+  echo "min-replicas-max-lag 2"
+  # Redis 7's defaults, written out because the split brain's safety rests on them: a primary
+  # restarted from its file has a new replication ID, so a replica attaching to it needs a full
+  # sync that starts only after 5 s, and until then neither counts above nor answers WAIT.
+  echo "repl-diskless-sync yes"
+  echo "repl-diskless-sync-delay 5"
   echo "replica-announce-ip $me"
   echo "requirepass $(cat "$SECRETS/password")"
   echo "masterauth $(cat "$SECRETS/password")"
-  echo "user $EMBEDDER_USER reset on >$(cat "$EMBEDDER/password") $EMBEDDER_RULES"
   [ "$primary" = "$me" ] || echo "replicaof $primary 6379"
 } >"$CONF/redis.conf"
 

@@ -1,0 +1,94 @@
+/**
+ * The settlement's setup on Redis, kept by authz (a full Redis user): the secret namespace (read,
+ * or created once with SET NX), the function libraries rendered with it (settlement.lua, with
+ * authz's Check, and batch.lua), and the embedder's ACL user, whose rules name the namespace and
+ * so can only be written by someone who knows it. Done on every (re)connect and checked every
+ * REPAIR_MS, so a Redis that restarted, was flushed or was promoted from a replica (ACL users are
+ * not replicated) gets its functions and the embedder's user back without anyone's hand.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import {
+  NAMESPACE_RULE,
+  renderLibrary,
+  settlementAclRules,
+  settlementFunctionNames,
+  settlementKeys,
+  settlementNsKey,
+} from '../../../contract/redis/settlement-keys.js';
+import type { Connection } from './connection.js';
+
+const SETTLEMENT = readFileSync(new URL('../../../contract/redis/settlement.lua', import.meta.url), 'utf8');
+const BATCH = readFileSync(new URL('../../../contract/redis/batch.lua', import.meta.url), 'utf8');
+/** How often the functions and the embedder's user are checked (and put back when missing). */
+const REPAIR_MS = 30_000;
+
+/** The embedder's Redis user: its name and password (EMBEDDER_REDIS_USERNAME, EMBEDDER_REDIS_PASSWORD[_FILE]). */
+export interface EmbedderUser {
+  readonly username: string;
+  readonly password: string;
+}
+
+export class SettlementSetup {
+  /** The namespace, once read; the check waits for it (fails closed without it). */
+  private ns: string | undefined;
+  private running: Promise<void> | undefined;
+  private readonly timer: NodeJS.Timeout;
+  readonly functions: ReturnType<typeof settlementFunctionNames>;
+
+  constructor(
+    private readonly connection: Connection,
+    private readonly embedder: EmbedderUser | undefined,
+    onError: (error: unknown) => void = () => undefined,
+  ) {
+    this.functions = settlementFunctionNames(connection.prefix);
+    const run = (force: boolean) => void this.ensure(force).catch(onError);
+    connection.redis.on('ready', () => run(true));
+    this.timer = setInterval(() => run(false), REPAIR_MS);
+    this.timer.unref();
+  }
+
+  /** The settlement's key names (for tests and tools that read usage as a full user). */
+  keys(): ReturnType<typeof settlementKeys> | undefined {
+    return this.ns === undefined ? undefined : settlementKeys(this.connection.prefix, this.ns);
+  }
+
+  /**
+   * Reads (or creates) the namespace, then, when `force` or when missing, loads the libraries
+   * and (re)creates the embedder's user. One at a time.
+   */
+  ensure(force = true): Promise<void> {
+    this.running ??= this.repair(force).finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  /** Stops the periodic check. */
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private async repair(force: boolean): Promise<void> {
+    const { redis, prefix } = this.connection;
+    const key = settlementNsKey(prefix);
+    const ns = await this.connection.guard(async () => {
+      await redis.set(key, randomBytes(16).toString('hex'), 'NX');
+      return redis.get(key);
+    });
+    if (!ns || !NAMESPACE_RULE.test(ns)) throw new Error(`${key} does not hold a settlement namespace`);
+    const loaded =
+      !force &&
+      ((await this.connection.guard(() => redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', this.functions.library))) as unknown[]).length > 0;
+    const changed = ns !== this.ns;
+    if (!loaded || changed) {
+      await this.connection.guard(() => redis.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(SETTLEMENT, prefix, ns)));
+      await this.connection.guard(() => redis.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(BATCH, prefix, ns)));
+    }
+    this.ns = ns;
+    if (!this.embedder) return;
+    const { username, password } = this.embedder;
+    const present = !force && !changed && (await this.connection.guard(() => redis.call('ACL', 'GETUSER', username))) !== null;
+    if (!present) {
+      await this.connection.guard(() => redis.call('ACL', 'SETUSER', username, ...settlementAclRules(prefix, ns, password)));
+    }
+  }
+}

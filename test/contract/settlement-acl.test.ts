@@ -1,0 +1,233 @@
+/**
+ * The settlement credential can only settle (issue 28): logged in AS the embedder's Redis user,
+ * exactly as authz creates it (authz/src/store/settlement.ts), every write it can reach is tried
+ * on the real Redis: raw writes to the keys of today and of before (usage, buckets, budgets,
+ * organizations), listing or dumping the functions (whose source holds the secret namespace),
+ * scripts of its own, authz's own check function, and the settlement functions with negative,
+ * fractional or too large token counts, uids never issued or malformed, a uid used twice, an
+ * expired grant, and other tokens than admitted. All are refused, and the usage stream, the
+ * counters and the buckets hold exactly what the one legitimate request wrote.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PERIOD_MS } from '../../authz/src/policy/limits.js';
+import type { RedisStore } from '../../authz/src/store/redis.js';
+import { createStore } from '../../authz/src/store/redis.js';
+import { batchFunctionNames } from '../../contract/redis/batch-keys.js';
+import { settlementFunctionNames, type settlementKeys, settlementNsKey } from '../../contract/redis/settlement-keys.js';
+import { openSettlementStore, type SettlementStore } from '../../embedder/src/settlement/store.js';
+import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
+
+const prefix = testPrefix();
+const user = { username: `ctg-embedder-acl-${randomBytes(4).toString('hex')}`, password: randomBytes(24).toString('hex') };
+const fn = settlementFunctionNames(prefix);
+const ORG = 'victim';
+const MODEL = 'm1';
+let authz: RedisStore;
+let embedder: Redis;
+let settlement: SettlementStore;
+let keys: ReturnType<typeof settlementKeys>;
+let admin: Redis;
+
+/** What authz's Check does for an allowed request: the grant record (ctg_check). */
+async function issue(overrides: { exp?: number; tpm?: number } = {}) {
+  const now = Date.now();
+  const uid = randomUUID();
+  const draft = {
+    uid,
+    org: ORG,
+    key: 'VICTIMKEYAAA',
+    grantedModel: MODEL,
+    method: 'POST',
+    path: '/v1/embeddings',
+    exp: overrides.exp ?? now + 60_000,
+  };
+  const outcome = await authz.checkLimits(draft, MODEL, now, { rpm: 1_000_000, tpm: overrides.tpm ?? 1000 });
+  expect(outcome.allowed).toBe(true);
+  return { ...draft, model: MODEL, tpm: overrides.tpm ?? 1000 };
+}
+
+/** The reply, or the error's message (every refusal is an error reply). */
+async function attempt(...args: Array<string | number>): Promise<string> {
+  try {
+    return JSON.stringify(await embedder.call(String(args[0]), ...args.slice(1)));
+  } catch (error) {
+    return `ERR ${(error as Error).message}`;
+  }
+}
+
+async function snapshot() {
+  const day = new Date().toISOString().slice(0, 10);
+  const month = day.slice(0, 7);
+  return {
+    usage: await admin.xrange(keys.usageStream, '-', '+'),
+    daily: await admin.hgetall(keys.usageDaily(ORG, day)),
+    month: await admin.get(keys.month(ORG, month)),
+    bucket: await admin.get(keys.tokenBucket(ORG, MODEL)),
+  };
+}
+
+beforeAll(async () => {
+  authz = createStore({ url: TEST_REDIS_URL, prefix, timeoutMs: 2000 }, user);
+  await authz.ready();
+  await authz.settlement.ensure(true);
+  keys = authz.settlement.keys()!;
+  admin = new Redis(TEST_REDIS_URL);
+  const url = new URL(TEST_REDIS_URL);
+  embedder = new Redis({ host: url.hostname, port: Number(url.port || 6379), username: user.username, password: user.password });
+  settlement = openSettlementStore({ url: TEST_REDIS_URL, username: user.username, password: user.password, prefix, timeoutMs: 2000 });
+  for (let i = 0; i < 100 && !settlement.isReady(); i += 1) await new Promise((r) => setTimeout(r, 50));
+  expect(settlement.isReady()).toBe(true);
+  // One legitimate request: admitted, recorded.
+  const grant = await issue();
+  const admitted = await settlement.admit(grant, MODEL, 7, Date.now());
+  expect(admitted.kind).toBe('admitted');
+  expect(await settlement.record(grant, MODEL, { requestId: 'legit-1', tokens: 7 }, admitted.redisNow + 60_000)).toBe('recorded');
+});
+
+afterAll(async () => {
+  settlement?.close();
+  embedder?.disconnect();
+  await admin?.call('ACL', 'DELUSER', user.username).catch(() => undefined);
+  admin?.disconnect();
+  await authz?.purge();
+  await authz?.close();
+});
+
+describe("the embedder's Redis user", () => {
+  it('cannot write, read or name any key: old names, guessed names, the namespace key, patterns', async () => {
+    const before = await snapshot();
+    const targets = [
+      `${prefix}usage`,
+      `${prefix}usage:daily:${ORG}:2030-01-01`,
+      `${prefix}rl:tok:${ORG}:${MODEL}`,
+      `${prefix}settle:${randomUUID()}`,
+      `${prefix}budget:${ORG}`,
+      `${prefix}org:${ORG}`,
+      settlementNsKey(prefix),
+      `${prefix}*`,
+      '*',
+      `${prefix}00000000000000000000000000000000:usage`,
+    ];
+    for (const key of targets) {
+      for (const command of [
+        ['SET', key, '99999999999:0'],
+        ['XADD', key, '*', 'org', ORG, 'tokens', '-99985'],
+        ['HINCRBY', key, 'tokens', '-99985'],
+        ['HSET', key, 'hard_stop', '0'],
+        ['INCRBY', key, '-5'],
+        ['GET', key],
+        ['HGETALL', key],
+        ['DEL', key],
+      ]) {
+        expect(await attempt(...command), command.join(' ')).toMatch(/^ERR NOPERM/);
+      }
+    }
+    expect(await snapshot()).toEqual(before);
+  });
+
+  it('cannot learn the namespace or run code of its own: FUNCTION LIST/DUMP, EVAL, SCRIPT, KEYS, SCAN, INFO, ACL, CONFIG, CLIENT', async () => {
+    for (const command of [
+      ['FUNCTION', 'LIST'],
+      ['FUNCTION', 'LIST', 'WITHCODE'],
+      ['FUNCTION', 'DUMP'],
+      ['FUNCTION', 'LOAD', 'REPLACE', "#!lua name=evil\nredis.register_function('evil', function() return 1 end)"],
+      ['FUNCTION', 'FLUSH'],
+      ['EVAL', "return redis.call('GET', KEYS[1])", 1, settlementNsKey(prefix)],
+      ['SCRIPT', 'LOAD', 'return 1'],
+      ['KEYS', '*'],
+      ['SCAN', 0],
+      ['INFO'],
+      ['ACL', 'WHOAMI'],
+      ['ACL', 'GETUSER', user.username],
+      ['ACL', 'LIST'],
+      ['CONFIG', 'GET', '*'],
+      ['CLIENT', 'LIST'],
+      ['SLOWLOG', 'GET'],
+      ['OBJECT', 'ENCODING', settlementNsKey(prefix)],
+    ]) {
+      expect(await attempt(...command), command.join(' ')).toMatch(/^ERR NOPERM/);
+    }
+  });
+
+  it("cannot call authz's check (minting grant records) nor any function but its own", async () => {
+    const check = [
+      fn.check,
+      0,
+      randomUUID(),
+      ORG,
+      'K',
+      MODEL,
+      MODEL,
+      'POST',
+      '/v1/embeddings',
+      Date.now(),
+      1e6,
+      1e9,
+      PERIOD_MS,
+      Date.now() + 1e6,
+    ];
+    expect(await attempt('FCALL', ...check)).toMatch(/^ERR NOPERM/);
+    const other = settlementFunctionNames('another-prefix:');
+    expect(await attempt('FCALL', other.admit, 0, randomUUID(), 1, Date.now(), PERIOD_MS)).toMatch(/^ERR NOPERM/);
+    expect(await attempt('FCALL', 'evil', 0)).toMatch(/^ERR NOPERM/);
+    // Its own functions, all of them, are callable (by name).
+    expect(await attempt('FCALL_RO', fn.status, 0, randomUUID())).toBe('""');
+    expect(batchFunctionNames(prefix).write).toContain(`ctg_batch_commit_${fn.library.split('_').at(-1)}`);
+  });
+
+  it('settles only what authz issued, once, with a whole token count no larger than the grant allows', async () => {
+    const before = await snapshot();
+    const now = Date.now();
+    const admit = (uid: string, tokens: string | number) => attempt('FCALL', fn.admit, 0, uid, tokens, now, PERIOD_MS);
+    const outcome = (reply: string) => (reply.startsWith('ERR') ? reply : (JSON.parse(reply) as number[])[0]);
+    // 3 unknown or expired, 5 not a token count, 2 over the whole limit.
+    expect(outcome(await admit(randomUUID(), 5))).toBe(3);
+    expect(outcome(await admit('../../usage', 5))).toBe(3);
+    expect(outcome(await admit('*', 5))).toBe(3);
+    const grant = await issue();
+    for (const bad of ['-5', '1.5', '1e3', '0x10', '', ' 5', '99999999999999999'])
+      expect(outcome(await admit(grant.uid, bad)), bad).toBe(5);
+    expect(outcome(await admit(grant.uid, 1001))).toBe(2);
+    // Nothing written by any of them.
+    expect(await snapshot()).toEqual(before);
+    // Record or refund before admission, void before record: nothing.
+    expect(await attempt('FCALL', fn.record, 0, grant.uid, 5, 'r-1', now + 60_000)).toBe('-2');
+    expect(await attempt('FCALL', fn.refund, 0, grant.uid, now, PERIOD_MS)).toBe('0');
+    expect(await attempt('FCALL', fn.void, 0, grant.uid, now, PERIOD_MS)).toBe('0');
+    // Admitted once; a second use of the uid (same or other tokens) is refused as used.
+    expect(outcome(await admit(grant.uid, 5))).toBe(0);
+    expect(outcome(await admit(grant.uid, 5))).toBe(4);
+    expect(outcome(await admit(grant.uid, 3))).toBe(4);
+    // Recorded only for the admitted tokens, with a request id of the gateway's shape.
+    expect(await attempt('FCALL', fn.record, 0, grant.uid, 500, 'r-2', now + 60_000)).toBe('-2');
+    expect(await attempt('FCALL', fn.record, 0, grant.uid, -5, 'r-2', now + 60_000)).toBe('-2');
+    expect(await attempt('FCALL', fn.record, 0, grant.uid, 5, 'bad id with spaces', now + 60_000)).toBe('-2');
+    expect(await attempt('FCALL', fn.record, 0, grant.uid, 5, 'r-2', now + 60_000)).toBe('1');
+    expect(await attempt('FCALL', fn.record, 0, grant.uid, 5, 'r-2', now + 60_000)).toBe('0');
+    // Once recorded: no refund; its record is the grant's organization's, key's and model's.
+    expect(await attempt('FCALL', fn.refund, 0, grant.uid, now, PERIOD_MS)).toBe('0');
+    const after = await snapshot();
+    expect(after.usage).toHaveLength(before.usage.length + 1);
+    const fields = after.usage.at(-1)![1];
+    expect(Object.fromEntries(fields.flatMap((v, i) => (i % 2 === 0 ? [[v, fields[i + 1]]] : [])))).toMatchObject({
+      org: ORG,
+      key: 'VICTIMKEYAAA',
+      model: MODEL,
+      request_id: 'r-2',
+      tokens: '5',
+      kind: 'online',
+    });
+    expect(Number(after.daily.tokens)).toBe(Number(before.daily.tokens) + 5);
+    expect(Number(after.month)).toBe(Number(before.month) + 5);
+  });
+
+  it('cannot settle an expired grant, nor lock a bucket (the token count is bounded by the grant)', async () => {
+    const before = await snapshot();
+    const expired = await issue({ exp: Date.now() - 10_000 });
+    const reply = JSON.parse(await attempt('FCALL', fn.admit, 0, expired.uid, 1, Date.now(), PERIOD_MS)) as number[];
+    expect(reply[0]).toBe(3);
+    expect(await snapshot()).toEqual(before);
+  });
+});
