@@ -15,34 +15,29 @@
  * rotation for every replica. What the token does not give, mTLS would not either inside one
  * pod's network: both only prove the caller holds a secret the stack handed out.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import { acceptedDigests, matchesAnyDigest, secretDigest } from '../../../contract/bearer.js';
 import { AUTHZ_CALLER_METADATA } from '../../../contract/headers.js';
+import type { SecretValues } from '../../../contract/secrets.js';
 
-/** True when `metadata` carries `expected` as the caller token; compares in constant time. */
-export function callerTokenMatches(metadata: grpc.Metadata, expected: Buffer): boolean {
+/** True when `metadata` carries one of `expected` (digests) as the caller token; constant time. */
+export function callerTokenMatches(metadata: grpc.Metadata, expected: readonly Buffer[]): boolean {
   const values = metadata.get(AUTHZ_CALLER_METADATA);
   if (values.length !== 1) return false;
   const value = values[0];
   // Digests have a fixed length, so neither the compare's time nor its early exit on a length
   // difference tells a caller anything about the token.
-  return timingSafeEqual(digest(typeof value === 'string' ? value : value!.toString('utf8')), expected);
+  return matchesAnyDigest(secretDigest(typeof value === 'string' ? value : value!.toString('utf8')), expected);
 }
 
-/** The form `callerTokenMatches` compares against, computed once at start-up. */
-export function expectedCallerToken(token: string): Buffer {
-  return digest(token);
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
-
-/** `handler`, answering UNAUTHENTICATED at once to a call without the caller token. */
-export function requireCaller<Req, Res>(handler: grpc.handleUnaryCall<Req, Res>, token: string): grpc.handleUnaryCall<Req, Res> {
-  const expected = expectedCallerToken(token);
+/**
+ * `handler`, answering UNAUTHENTICATED at once to a call without an accepted caller token (two
+ * during a rotation: Envoy may send the old or the new one; contract/secrets.ts).
+ */
+export function requireCaller<Req, Res>(handler: grpc.handleUnaryCall<Req, Res>, token: SecretValues): grpc.handleUnaryCall<Req, Res> {
+  const expected = acceptedDigests(token, (value) => value);
   return (call, callback) => {
-    if (!callerTokenMatches(call.metadata, expected)) {
+    if (!callerTokenMatches(call.metadata, expected())) {
       callback({ code: grpc.status.UNAUTHENTICATED, details: 'caller not authenticated' });
       return;
     }

@@ -73,7 +73,7 @@ async function decide(request: CheckRequest__Output, deps: CheckDeps): Promise<C
     uid: randomUUID(),
     exp: now + deps.config.grantTtlMs,
   };
-  return allowed(access, outcome, signGrant(claims, deps.config.grantSecret), gatewayHeadersIn(http));
+  return allowed(access, outcome, signGrant(claims, deps.config.grantSecret.current), gatewayHeadersIn(http));
 }
 
 /** The Check handler for the gRPC server. */
