@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { renderEnvoyConfig } from '../../envoy/render.js';
+import { firstValue, writeEnvoyConfig } from '../../envoy/render.js';
 import { readManifestId } from '../../contract/model-manifest.js';
 import {
   authzComponent,
@@ -181,26 +181,25 @@ function fleetComponents(
 function gatewayComponent(net: Network, host: Host, dir: string, envoyBinary: string, ca: Buffer): ComponentSpec {
   const configFile = join(dir, `envoy-${host.name}.yaml`);
   const endpoints = (names: readonly string[], port: number) => names.map((n) => ({ host: (net.hosts[n] as Host).address, port }));
-  writeFileSync(
-    configFile,
-    renderEnvoyConfig({
-      gatewayHost: host.address,
-      gatewayPort: PORTS.gateway,
-      adminPort: PORTS.admin,
-      embedderHost: '',
-      embedderPort: 0,
-      authzHost: '',
-      authzPort: 0,
-      embedderEndpoints: endpoints(EMBEDDERS, PORTS.embedder),
-      authzEndpoints: endpoints(AUTHZ, PORTS.authz),
-      tlsCertFile: join(dir, 'tls/server.pem'),
-      tlsKeyFile: join(dir, 'tls/server-key.pem'),
-      authzTimeoutMs: 500,
-      embedderTimeoutS: 60,
-      retryAfterSeconds: 1,
-      authzCallerToken: readFileSync(join(dir, 'authz-caller-token'), 'utf8').trim(),
-    }),
-  );
+  // Each gateway its own SDS file for the caller token (the rotation scenario rewrites them).
+  writeEnvoyConfig(configFile, {
+    gatewayHost: host.address,
+    gatewayPort: PORTS.gateway,
+    adminPort: PORTS.admin,
+    embedderHost: '',
+    embedderPort: 0,
+    authzHost: '',
+    authzPort: 0,
+    embedderEndpoints: endpoints(EMBEDDERS, PORTS.embedder),
+    authzEndpoints: endpoints(AUTHZ, PORTS.authz),
+    tlsCertFile: join(dir, 'tls/server.pem'),
+    tlsKeyFile: join(dir, 'tls/server-key.pem'),
+    authzTimeoutMs: 500,
+    embedderTimeoutS: 60,
+    retryAfterSeconds: 1,
+    authzCallerToken: firstValue(readFileSync(join(dir, 'authz-caller-token'), 'utf8')),
+    authzCallerSdsFile: join(dir, `caller-token-${host.name}/authz-caller-token.sds.yaml`),
+  });
   const spec = envoyComponent({
     name: host.name,
     binary: envoyBinary,
