@@ -2,7 +2,7 @@
  * Renders envoy/envoy.yaml.tmpl into a bootstrap file. Only ports, certificate paths, upstream
  * addresses, timeouts and the catalogue's problem bodies are substituted.
  *
- * CLI: `npx tsx envoy/render.ts <out.yaml>`, reading GATEWAY_PORT, GATEWAY_HOST,
+ * CLI: `npx tsx envoy/render.ts <out.yaml>` (or `--caller-secret <sds-file>`: that file alone), reading GATEWAY_PORT, GATEWAY_HOST,
  * GATEWAY_HOST_V6, ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT,
  * TLS_CERT_FILE, TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S, RETRY_AFTER_SECONDS,
  * REQUEST_TIMEOUT_S, CONNECTION_IDLE_TIMEOUT_S, ENVOY_MAX_CONNECTIONS, ENVOY_MAX_HEAP_MB,
@@ -373,8 +373,22 @@ const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pat
 if (invokedDirectly) {
   const out = process.argv[2];
   if (!out) {
-    console.error('usage: tsx envoy/render.ts <out.yaml>');
+    console.error('usage: tsx envoy/render.ts <out.yaml> | --caller-secret <sds-file>');
     process.exit(2);
+  }
+  // Step 2 of a caller token rotation: only the SDS file, from AUTHZ_CALLER_TOKEN_FILE's first
+  // line; the running Envoy sends it from its next Check.
+  if (out === '--caller-secret') {
+    const sdsFile = process.argv[3];
+    const token = settingsFromEnv(process.env).authzCallerToken;
+    if (!sdsFile || token === undefined) {
+      console.error(
+        'usage: tsx envoy/render.ts --caller-secret <sds-file> (with AUTHZ_CALLER_TOKEN_FILE, default .local/authz-caller-token)',
+      );
+      process.exit(2);
+    }
+    writeCallerSecret(resolve(sdsFile), token);
+    process.exit(0);
   }
   // The caller token goes to its own SDS file next to the bootstrap (mode 600), not into it.
   writeEnvoyConfig(out, settingsFromEnv(process.env));

@@ -3,7 +3,7 @@
  * persistent Redis), each under a Supervisor. make up (daemon.ts), the test suite
  * (test/support/stack.ts) and the bench (bench/stack.ts) all start the gateway through here.
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { firstValue, writeEnvoyConfig, type EnvoySettings } from '../../envoy/render.js';
 import {
