@@ -198,7 +198,7 @@ function gatewayComponent(net: Network, host: Host, dir: string, envoyBinary: st
     embedderTimeoutS: 60,
     retryAfterSeconds: 1,
     authzCallerToken: firstValue(readFileSync(join(dir, 'authz-caller-token'), 'utf8')),
-    authzCallerSdsFile: join(dir, `caller-token-${host.name}/authz-caller-token.sds.yaml`),
+    authzCallerSdsFile: callerSdsFile(dir, host.name),
   });
   const spec = envoyComponent({
     name: host.name,
@@ -287,6 +287,11 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     await stop();
     throw err;
   }
+}
+
+/** A gateway's caller-token SDS file (its Envoy watches it; the rotation scenario rewrites it). */
+export function callerSdsFile(dir: string, gateway: string): string {
+  return join(dir, `caller-token-${gateway}`, 'authz-caller-token.sds.yaml');
 }
 
 /** Where a gateway listens (for the load client in the root namespace). */

@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import type { Supervisor } from '../stack/supervisor.js';
 import { waitFor } from '../stack/probes.js';
 import { AUTHZ, EMBEDDERS, SENTINEL_NAME, adminPort, sentinelPort, type Fleet } from './fleet.js';
+import { rotateSecrets } from './rotation-scenario.js';
 
 export interface Scenario {
   readonly name: string;
@@ -79,5 +80,6 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'authz kill -9', run: (f) => killAndAwaitRestart(f, 'authz-1') },
   { name: 'authz rolling restart', run: (f) => rolling(f, AUTHZ) },
   { name: 'envoy drain + restart', run: (f) => drainEnvoy(f, 'gateway-1') },
+  { name: 'secret rotation', run: rotateSecrets },
   { name: 'redis primary killed', run: redisFailover },
 ];
