@@ -175,6 +175,22 @@ describe('the caller token between Envoy and authz', () => {
       renameSync(`${file}.next`, file);
     };
     // Requests through the gateway the whole time: each must reach authz (401 for the unknown key), none 503.
+    const refused = async () => {
+      const text = await (
+        await fetch(`http://127.0.0.1:${ports.authzMetrics}/metrics`, {
+          headers: { authorization: `Bearer ${token(dirs.metricsTokenFile)}` },
+        })
+      ).text();
+      return Number(/^authz_callers_refused_total (\d+)/m.exec(text)?.[1]);
+    };
+    const refusedBefore = await refused();
+    // This test's own Checks straight to authz: those refused are the only refusals allowed.
+    let probesRefused = 0;
+    const probe = async (value: string) => {
+      const status = await directCheck(withToken(value));
+      if (status === grpc.status.UNAUTHENTICATED) probesRefused += 1;
+      return status;
+    };
     const statuses: number[] = [];
     let loading = true;
     const load = (async () => {
@@ -183,7 +199,7 @@ describe('the caller token between Envoy and authz', () => {
     try {
       // Step 1: the new token accepted too (authz re-reads its file within 2 s); Envoy still sends the old.
       replace(dirs.callerTokenFile, `${OLD}\n${NEW}\n`);
-      await waitFor('authz accepting the new token', async () => (await directCheck(withToken(NEW))) === grpc.status.OK, 15_000);
+      await waitFor('authz accepting the new token', async () => (await probe(NEW)) === grpc.status.OK, 15_000);
       // Step 2: Envoy sends the new one from its next Check on (its SDS file re-written, watched).
       const updates = async () => {
         const stats = await (await fetch(`http://127.0.0.1:${ports.admin}/stats?filter=sds`)).text();
@@ -194,11 +210,7 @@ describe('the caller token between Envoy and authz', () => {
       await waitFor('Envoy sending the new token', async () => (await updates()) > before, 15_000);
       // Step 3: the old one dropped; refused from then on.
       replace(dirs.callerTokenFile, `${NEW}\n`);
-      await waitFor(
-        'authz refusing the old token',
-        async () => (await directCheck(withToken(OLD))) === grpc.status.UNAUTHENTICATED,
-        15_000,
-      );
+      await waitFor('authz refusing the old token', async () => (await probe(OLD)) === grpc.status.UNAUTHENTICATED, 15_000);
       const after = statuses.length;
       await waitFor('requests answered after the rotation', async () => statuses.length > after + 5, 15_000);
     } finally {
@@ -206,6 +218,8 @@ describe('the caller token between Envoy and authz', () => {
       await load;
     }
     expect(await directCheck(withToken(NEW))).toBe(grpc.status.OK);
+    // Envoy's Checks were never refused: the only refusals are this test's own probes.
+    expect((await refused()) - refusedBefore).toBe(probesRefused);
     expect(await directCheck(withToken(`${NEW.slice(0, -1)}0`))).toBe(grpc.status.UNAUTHENTICATED);
     expect(statuses.length).toBeGreaterThan(10);
     expect(statuses.filter((status) => status !== 401)).toEqual([]);

@@ -2,8 +2,8 @@
  * Who may call authz's gRPC services: only the gateway's Envoy, which sends a shared secret as
  * gRPC metadata on every Check (ext_authz `grpc_service.initial_metadata`, rendered by
  * envoy/render.ts from AUTHZ_CALLER_TOKEN_FILE). Any other caller is UNAUTHENTICATED before
- * any work is done: no parsing of its request, no Redis, no metrics, no log line per call (a
- * flood of refused calls must stay cheap). grpc.health.v1 stays open: the Kubernetes gRPC
+ * any work is done: no parsing of its request, no Redis, no log line per call, one counter
+ * increment (authz_callers_refused_total; a flood of refused calls must stay cheap). grpc.health.v1 stays open: the Kubernetes gRPC
  * probe cannot send metadata, and serving status reveals nothing.
  *
  * Why a token rather than mTLS (both are on the table: `make certs` has a CA): the issue's
@@ -34,10 +34,15 @@ export function callerTokenMatches(metadata: grpc.Metadata, expected: readonly B
  * `handler`, answering UNAUTHENTICATED at once to a call without an accepted caller token (two
  * during a rotation: Envoy may send the old or the new one; contract/secrets.ts).
  */
-export function requireCaller<Req, Res>(handler: grpc.handleUnaryCall<Req, Res>, token: SecretValues): grpc.handleUnaryCall<Req, Res> {
+export function requireCaller<Req, Res>(
+  handler: grpc.handleUnaryCall<Req, Res>,
+  token: SecretValues,
+  onRefused: () => void = () => undefined,
+): grpc.handleUnaryCall<Req, Res> {
   const expected = acceptedDigests(token, (value) => value);
   return (call, callback) => {
     if (!callerTokenMatches(call.metadata, expected())) {
+      onRefused();
       callback({ code: grpc.status.UNAUTHENTICATED, details: 'caller not authenticated' });
       return;
     }
