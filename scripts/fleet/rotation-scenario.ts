@@ -25,6 +25,7 @@ import { AUTHZ, EMBEDDERS, GATEWAYS, adminPort, callerSdsFile, type Fleet } from
 const STEP_WAIT_MS = 6_000;
 const EMBEDDER_PORT = 8081;
 const AUTHZ_PORT = 9191;
+const AUTHZ_METRICS_PORT = 9192;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const say = (line: string) => process.stderr.write(`fleet: rotation: ${new Date().toISOString()} ${line}\n`);
 
@@ -62,6 +63,23 @@ function sdsUpdates(fleet: Fleet, gateway: string): number {
     { encoding: 'utf8' },
   );
   return Number(/sds\.authz-caller-token\.update_success: (\d+)/.exec(stats)?.[1] ?? 0);
+}
+
+/** authz_callers_refused_total summed over the authz replicas (their metrics listen on each namespace's loopback). */
+function callersRefused(fleet: Fleet): number {
+  // The header from a file (mode 600), not the command line the process list shows.
+  const header = join(fleet.dir, 'rotation-metrics-header');
+  writeFileSync(header, `authorization: Bearer ${firstValue(readFileSync(join(fleet.dir, 'metrics-token'), 'utf8'))}\n`, { mode: 0o600 });
+  let total = 0;
+  for (const replica of AUTHZ) {
+    const text = execFileSync(
+      'ip',
+      ['netns', 'exec', fleet.host(replica).netns, 'curl', '-fsS', '-H', `@${header}`, `http://127.0.0.1:${AUTHZ_METRICS_PORT}/metrics`],
+      { encoding: 'utf8' },
+    );
+    total += Number(/^authz_callers_refused_total (\d+)/m.exec(text)?.[1] ?? Number.NaN);
+  }
+  return total;
 }
 
 /** A Check sent straight to an authz replica with `token` as the caller token: its gRPC status. */
@@ -108,13 +126,25 @@ async function directGrant(fleet: Fleet, secret: string): Promise<number> {
 // load's warm-up before it is not; the fleet's first Checks can time out while it starts).
 let firstStepAt: number | undefined;
 
-/** The load's answers, of a scenario that ran `rotateSecrets`, from its first step on: how many, how many not a 200. */
-export function sinceFirstStep(outcomes: ReadonlyArray<{ readonly at: number; readonly status: number; readonly bogus: boolean }>): {
+/**
+ * The load's answers, of a scenario that ran `rotateSecrets`, from its first step on: how many,
+ * how many not a 200, and how many refused for their grant (a 401 with a real key: the one
+ * answer a grant secret rotation out of order gives; a caller token out of order shows in
+ * authz_callers_refused_total, which `rotateSecrets` checks).
+ */
+export function sinceFirstStep(
+  outcomes: ReadonlyArray<{ readonly at: number; readonly status: number; readonly bogus: boolean; readonly error?: string }>,
+): {
   readonly answered: number;
   readonly failed: number;
+  readonly refusedGrants: number;
+  readonly failures: Readonly<Record<string, number>>;
 } {
   const since = outcomes.filter((o) => !o.bogus && firstStepAt !== undefined && o.at >= firstStepAt);
-  return { answered: since.length, failed: since.filter((o) => o.status !== 200).length };
+  const failed = since.filter((o) => o.status !== 200);
+  const failures: Record<string, number> = {};
+  for (const o of failed) failures[`${o.status} ${o.error ?? ''}`.trim()] = (failures[`${o.status} ${o.error ?? ''}`.trim()] ?? 0) + 1;
+  return { answered: since.length, failed: failed.length, refusedGrants: failed.filter((o) => o.status === 401).length, failures };
 }
 
 /** Rotates the three secrets under the load; throws naming every check that failed. */
@@ -131,6 +161,7 @@ export async function rotateSecrets(fleet: Fleet): Promise<void> {
   expect('a grant signed with a secret never issued', await directGrant(fleet, randomBytes(32).toString('hex')), 401);
 
   say("caller token (authz accepts every line; each Envoy sends its SDS file's)");
+  const refusedBefore = callersRefused(fleet);
   const caller = await threeSteps(join(fleet.dir, 'authz-caller-token'), async (next) => {
     const before = GATEWAYS.map((g) => sdsUpdates(fleet, g));
     for (const gateway of GATEWAYS) writeCallerSecret(callerSdsFile(fleet.dir, gateway), next);
@@ -140,6 +171,9 @@ export async function rotateSecrets(fleet: Fleet): Promise<void> {
       30_000,
     );
   });
+  // Not one of the gateways' Checks was refused for its token during the whole rotation (what a
+  // 503 cannot tell apart from a Check that timed out on a busy machine).
+  expect("Checks authz refused for their caller token (Envoy's)", callersRefused(fleet) - refusedBefore, 0);
   for (const replica of AUTHZ) {
     expect(`${replica}: a Check with the dropped caller token`, await directCheck(fleet, replica, caller.old), grpc.status.UNAUTHENTICATED);
     expect(
