@@ -56,14 +56,22 @@ export function signGrant(claims: GrantClaims, secret: string): string {
   return `${signed}.${mac(secret, signed).toString('base64url')}`;
 }
 
-/** Verifies a header value at time `now`; the claims only when signature, shape and expiry hold. */
-export function verifyGrant(value: string | string[] | undefined, secret: string, now: number): GrantCheck {
+/**
+ * Verifies a header value at time `now` against every accepted secret (during a rotation: the
+ * new and the old; contract/secrets.ts); the claims only when signature, shape and expiry hold.
+ */
+export function verifyGrant(value: string | string[] | undefined, secrets: readonly string[], now: number): GrantCheck {
   if (typeof value !== 'string' || value === '') return { ok: false, fault: 'missing' };
   const parts = value.split('.');
   if (parts.length !== 3 || parts[0] !== VERSION) return { ok: false, fault: 'malformed' };
   const given = Buffer.from(parts[2]!, 'base64url');
-  const expected = mac(secret, `${parts[0]}.${parts[1]}`);
-  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return { ok: false, fault: 'signature' };
+  const signed = `${parts[0]}.${parts[1]}`;
+  // One HMAC per accepted secret until one matches: a second one only during a rotation.
+  const matches = (secret: string): boolean => {
+    const expected = mac(secret, signed);
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+  if (!secrets.some(matches)) return { ok: false, fault: 'signature' };
   const claims = parseClaims(parts[1]!);
   if (!claims) return { ok: false, fault: 'malformed' };
   if (claims.exp + GRANT_CLOCK_SKEW_MS < now) return { ok: false, fault: 'expired' };

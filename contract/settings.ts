@@ -102,7 +102,7 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
     default: '— / `.local/grant-secret`',
     usedBy: 'authz, embedder',
     meaning:
-      "The secret authz signs each request's grant with and the embedder verifies it with (≥ 32 characters; `make up` creates the file, mode 600); admin needs none",
+      "The secret authz signs each request's grant with and the embedder verifies it with (≥ 32 characters; `make up` creates the file, mode 600); admin needs none. The file may hold up to 4 values, one per line, during a rotation: the first signs, every one is accepted (re-read every 2 s). It, the caller token and the metrics token rotate without a failed request: [deploy/README.md](../deploy/README.md#rotating-the-internal-secrets)",
   },
   {
     names: ['GRANT_TTL_MS'],

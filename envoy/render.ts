@@ -2,18 +2,19 @@
  * Renders envoy/envoy.yaml.tmpl into a bootstrap file. Only ports, certificate paths, upstream
  * addresses, timeouts and the catalogue's problem bodies are substituted.
  *
- * CLI: `npx tsx envoy/render.ts <out.yaml>`, reading GATEWAY_PORT, GATEWAY_HOST,
+ * CLI: `npx tsx envoy/render.ts <out.yaml>` (or `--caller-secret <sds-file>`: that file alone), reading GATEWAY_PORT, GATEWAY_HOST,
  * GATEWAY_HOST_V6, ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT,
  * TLS_CERT_FILE, TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S, RETRY_AFTER_SECONDS,
  * REQUEST_TIMEOUT_S, CONNECTION_IDLE_TIMEOUT_S, ENVOY_MAX_CONNECTIONS, ENVOY_MAX_HEAP_MB,
  * ENVOY_PER_SOURCE_RPS, ENVOY_STATS_PORT (envoy/stats.ts; 0, the default, is off) and AUTHZ_CALLER_TOKEN_FILE (default .local/authz-caller-token, read when
- * it exists) from the environment; EMBEDDER_ENDPOINTS / AUTHZ_ENDPOINTS (`host:port,host:port`)
+ * it exists; its first line is written to authz-caller-token.sds.yaml next to the bootstrap, which
+ * names that file and holds no secret) from the environment; EMBEDDER_ENDPOINTS / AUTHZ_ENDPOINTS (`host:port,host:port`)
  * list several replicas instead of one. An upstream given by IPv4 address is a STATIC cluster;
  * one given by a DNS name (a Kubernetes headless Service) is STRICT_DNS: every address the name
  * resolves to is its own host, with its own health checks and outlier detection, re-resolved
  * every second.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AUTHZ_CALLER_METADATA } from '../contract/headers.js';
@@ -68,6 +69,11 @@ export interface EnvoySettings {
    * Envoy sends none and authz refuses every Check: fail closed, every request 503.
    */
   readonly authzCallerToken?: string | undefined;
+  /**
+   * The file-based SDS secret that carries it (`writeCallerSecret`); the bootstrap names the file,
+   * never the token. `writeEnvoyConfig` puts it next to the bootstrap by default.
+   */
+  readonly authzCallerSdsFile?: string | undefined;
   /** Where spans go (OTEL_EXPORTER_OTLP_ENDPOINT); no tracer when absent. */
   readonly otlpEndpoint?: OtlpEndpoint | undefined;
 }
@@ -166,7 +172,8 @@ function otlp(read: EnvReader): OtlpEndpoint | undefined {
 }
 
 // Named: it must exist. Not named: make up's file when there is one (a bare render for a look at
-// the config works without it, and its Envoy is refused by authz).
+// the config works without it, and its Envoy is refused by authz). The file may hold several
+// tokens during a rotation (contract/secrets.ts): Envoy sends the first, the one in use.
 function callerToken(read: EnvReader): string | undefined {
   const named = read.optional('AUTHZ_CALLER_TOKEN_FILE');
   const file = resolve(named ?? '.local/authz-caller-token');
@@ -174,15 +181,98 @@ function callerToken(read: EnvReader): string | undefined {
     if (named) read.problem('AUTHZ_CALLER_TOKEN_FILE', 'name a file', named);
     return undefined;
   }
-  return readFileSync(file, 'utf8').trim();
+  return firstValue(readFileSync(file, 'utf8'));
 }
 
-/** The ext_authz initial_metadata list carrying the caller token (empty without one). */
-export function callerMetadata(token: string | undefined): string {
-  if (token === undefined) return '[]';
-  // Printed as a quoted YAML scalar: anything but printable ASCII would change its meaning.
+/** The value in use of a secret file holding one value per line (contract/secrets.ts). */
+export function firstValue(text: string): string {
+  return (
+    text
+      .split(/\r?\n/)
+      .map((line) => line.trim())
+      .find((line) => line !== '') ?? ''
+  );
+}
+
+/** The SDS secret's name in the bootstrap and the secret file. */
+const CALLER_SECRET_NAME = 'authz-caller-token';
+
+function checkCallerToken(token: string): void {
+  // It travels as a header value: anything but printable ASCII would be refused or change meaning.
   if (!/^[\x21-\x7e]{32,}$/.test(token)) throw new Error('the authz caller token must be at least 32 printable characters without spaces');
-  return JSON.stringify([{ key: AUTHZ_CALLER_METADATA, value: token }]);
+}
+
+/**
+ * The authz cluster's upstream filters that add the caller token to every Check, from the SDS
+ * file `sdsFile` (nothing without a token: authz then refuses every Check).
+ */
+export function callerFilters(token: string | undefined, sdsFile: string): string {
+  if (token === undefined) return '';
+  checkCallerToken(token);
+  const injector = {
+    name: 'envoy.filters.http.credential_injector',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.credential_injector.v3.CredentialInjector',
+      overwrite: true,
+      // Without the secret no Check leaves: fail closed.
+      allow_request_without_credential: false,
+      credential: {
+        name: 'envoy.http.injected_credentials.generic',
+        typed_config: {
+          '@type': 'type.googleapis.com/envoy.extensions.http.injected_credentials.generic.v3.Generic',
+          credential: {
+            name: CALLER_SECRET_NAME,
+            // Watched: a file renamed into its directory (writeCallerSecret; a Kubernetes volume
+            // update) is read again.
+            sds_config: { path_config_source: { path: sdsFile, watched_directory: { path: dirname(sdsFile) } } },
+          },
+          header: AUTHZ_CALLER_METADATA,
+        },
+      },
+    },
+  };
+  const codec = {
+    name: 'envoy.filters.http.upstream_codec',
+    typed_config: { '@type': 'type.googleapis.com/envoy.extensions.filters.http.upstream_codec.v3.UpstreamCodec' },
+  };
+  return `http_filters: ${JSON.stringify([injector, codec])}`;
+}
+
+/** Where `writeEnvoyConfig` puts the caller token's SDS file for the bootstrap `configFile`. */
+export function callerSdsFileFor(configFile: string): string {
+  return resolve(dirname(configFile), `${CALLER_SECRET_NAME}.sds.yaml`);
+}
+
+/**
+ * Writes the caller token's SDS file (mode 600) by a rename in its directory, so a running Envoy
+ * never reads half a file and takes the new token for the next Check (step 2 of a rotation).
+ */
+export function writeCallerSecret(sdsFile: string, token: string): void {
+  checkCallerToken(token);
+  const resource = {
+    resources: [
+      {
+        '@type': 'type.googleapis.com/envoy.extensions.transport_sockets.tls.v3.Secret',
+        name: CALLER_SECRET_NAME,
+        generic_secret: { secret: { inline_string: token } },
+      },
+    ],
+  };
+  mkdirSync(dirname(sdsFile), { recursive: true });
+  const next = `${sdsFile}.next`;
+  writeFileSync(next, `${JSON.stringify(resource)}\n`, { mode: 0o600 });
+  renameSync(next, sdsFile);
+}
+
+/**
+ * Renders `settings` into `configFile` and, with a caller token, its SDS file next to it: the
+ * bootstrap holds no secret; the SDS file (mode 600) holds the token.
+ */
+export function writeEnvoyConfig(configFile: string, settings: EnvoySettings): void {
+  const sdsFile = settings.authzCallerSdsFile ?? callerSdsFileFor(configFile);
+  mkdirSync(dirname(resolve(configFile)), { recursive: true });
+  if (settings.authzCallerToken !== undefined) writeCallerSecret(sdsFile, settings.authzCallerToken);
+  writeFileSync(configFile, renderEnvoyConfig({ ...settings, authzCallerSdsFile: sdsFile }), { mode: 0o600 });
 }
 
 /** The status the per-source limit refuses with before the local reply mapper makes it 429. */
@@ -251,7 +341,8 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     OTLP_CLUSTER: otlpCluster(settings.otlpEndpoint),
     STATS_LISTENER: statsListener(settings.statsPort ?? 0),
     STATS_CLUSTER: statsCluster(settings.statsPort ?? 0, settings.adminPort),
-    AUTHZ_CALLER_METADATA: callerMetadata(settings.authzCallerToken),
+    // A bare render (a look at the config) names one in the working directory.
+    AUTHZ_CALLER_FILTERS: callerFilters(settings.authzCallerToken, settings.authzCallerSdsFile ?? callerSdsFileFor('envoy.yaml')),
     PER_SOURCE_LIMIT: perSourceLimit(settings.perSourceRps ?? 0),
     // The request-id rule's one owner is contract/request-id.ts; the Lua filter gets it from there.
     REQUEST_ID_MAX_LENGTH: String(REQUEST_ID_MAX_LENGTH),
@@ -286,10 +377,23 @@ const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pat
 if (invokedDirectly) {
   const out = process.argv[2];
   if (!out) {
-    console.error('usage: tsx envoy/render.ts <out.yaml>');
+    console.error('usage: tsx envoy/render.ts <out.yaml> | --caller-secret <sds-file>');
     process.exit(2);
   }
-  mkdirSync(dirname(resolve(out)), { recursive: true });
-  // It holds the caller token: readable by its owner only.
-  writeFileSync(out, renderEnvoyConfig(settingsFromEnv(process.env)), { mode: 0o600 });
+  // Step 2 of a caller token rotation: only the SDS file, from AUTHZ_CALLER_TOKEN_FILE's first
+  // line; the running Envoy sends it from its next Check.
+  if (out === '--caller-secret') {
+    const sdsFile = process.argv[3];
+    const token = settingsFromEnv(process.env).authzCallerToken;
+    if (!sdsFile || token === undefined) {
+      console.error(
+        'usage: tsx envoy/render.ts --caller-secret <sds-file> (with AUTHZ_CALLER_TOKEN_FILE, default .local/authz-caller-token)',
+      );
+      process.exit(2);
+    }
+    writeCallerSecret(resolve(sdsFile), token);
+    process.exit(0);
+  }
+  // The caller token goes to its own SDS file next to the bootstrap (mode 600), not into it.
+  writeEnvoyConfig(out, settingsFromEnv(process.env));
 }

@@ -14,7 +14,7 @@ import { repoRoot } from '../../contract/repo-root.js';
 import { readAccessSettings } from '../../contract/access-settings.js';
 import { EnvReader, readLogLevel, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings } from '../../contract/redis-target.js';
-import { readToken } from '../../contract/secrets.js';
+import { readTokenValues, type SecretValues } from '../../contract/secrets.js';
 import type { OpenConfig } from './operations/deps.js';
 import { adminName } from './operations/rules.js';
 
@@ -60,7 +60,7 @@ export interface AdminConfig extends OpenConfig {
   readonly publicUrl: string | null;
   readonly logLevel: LogLevel;
   /** The bearer token GET /metrics requires (METRICS_TOKEN[_FILE]); without one, /metrics answers nobody. */
-  readonly metricsToken: string | undefined;
+  readonly metricsToken: SecretValues | undefined;
 }
 
 const MIN_SECRET_LENGTH = 32;
@@ -120,7 +120,7 @@ export function loadAdminConfig(env: Env = process.env): AdminConfig {
   const read = new EnvReader(env);
   const cli = readOpen(read, env);
   const logLevel = readLogLevel(read);
-  const metricsToken = readToken(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot);
+  const metricsToken = readTokenValues(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot);
   const problems = read.problems;
   const port = env.ADMIN_PORT || '9443';
   if (!/^\d{1,5}$/.test(port) || Number(port) > 65535)

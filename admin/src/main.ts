@@ -9,6 +9,7 @@ import { ConfigError, loadAdminConfig, type AdminConfig } from './config.js';
 import { buildAdminServer } from './http/server.js';
 import { openAdminDeps } from './operations/deps.js';
 import { createOperations } from './operations/operations.js';
+import { watchSecrets } from '../../contract/secrets.js';
 
 function configOrExit(): AdminConfig {
   try {
@@ -40,6 +41,12 @@ async function main(): Promise<void> {
     logLevel: config.logLevel,
     ...(config.metricsToken ? { metricsToken: config.metricsToken } : {}),
   });
+  // A rotated metrics token is used without a restart (deploy/README.md, rotation).
+  watchSecrets([config.metricsToken], (reload) =>
+    reload.event === 'secret_reloaded'
+      ? app.log.info(reload, 'secret reloaded')
+      : app.log.warn(reload, 'secret file refused; the values held stay'),
+  );
   await app.listen({ host: config.adminHost, port: config.adminPort });
   if (bootstrap === 'revoked') {
     app.log.warn(

@@ -8,7 +8,7 @@ import { repoRoot } from '../../contract/repo-root.js';
 import { readAccessSettings, type AccessSettings } from '../../contract/access-settings.js';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings, type RedisTarget } from '../../contract/redis-target.js';
-import { readOptionalFile, readSecret, readToken } from '../../contract/secrets.js';
+import { readOptionalFile, readSecretValues, readTokenValues, type SecretValues } from '../../contract/secrets.js';
 
 export { ConfigError } from '../../contract/env.js';
 
@@ -35,8 +35,11 @@ export interface AuthzConfig extends AccessSettings {
   readonly redisTlsCa?: string;
   readonly redisKeyPrefix: string;
   readonly redisTimeoutMs: number;
-  /** Signs the grant the embedder verifies (contract/grant.ts); shared with the embedder only. */
-  readonly grantSecret: string;
+  /**
+   * Signs the grant the embedder verifies (contract/grant.ts); shared with the embedder only.
+   * authz signs with the current value (the file's first line; contract/secrets.ts).
+   */
+  readonly grantSecret: SecretValues;
   /** How long a grant stays valid: the whole request, body included, must reach the embedder within it. */
   readonly grantTtlMs: number;
   /**
@@ -56,7 +59,7 @@ export interface AuthzConfig extends AccessSettings {
    * other than health refuse any caller without it (edge/caller.ts). Undefined when none is
    * configured; main.ts refuses to start without it (tests build servers with their own).
    */
-  readonly callerToken: string | undefined;
+  readonly callerToken: SecretValues | undefined;
   /**
    * How Check's callers prove they are the gateway (AUTHZ_CALLER_AUTH): `token` (default), or
    * `mesh` for Istio mode, where the mesh's ingress gateway cannot send metadata and the mesh's
@@ -64,7 +67,7 @@ export interface AuthzConfig extends AccessSettings {
    */
   readonly callerAuth: 'token' | 'mesh';
   /** The bearer token GET /metrics requires (METRICS_TOKEN[_FILE]); main.ts refuses to start without it. */
-  readonly metricsToken: string | undefined;
+  readonly metricsToken: SecretValues | undefined;
   /**
    * On SIGTERM, how long authz keeps answering (saying NOT_SERVING) before it stops listening:
    * long enough for health checks to move Checks elsewhere, and, with a single replica, for the
@@ -98,7 +101,7 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     redisKeyPrefix: redis.prefix,
     redisTimeoutMs: redis.timeoutMs,
     ...access,
-    grantSecret: readSecret(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
+    grantSecret: readSecretValues(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
     // Envoy's REQUEST_TIMEOUT_S (60 s) for the body, plus a margin.
     grantTtlMs: read.integer('GRANT_TTL_MS', 90_000, 1_000, 3_600_000),
     ...readEmbedderUser(read),
@@ -107,9 +110,9 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     keyCacheMaxKeys: read.integer('KEY_CACHE_MAX_KEYS', KEY_CACHE_DEFAULTS.maxKnown, 1, 10_000_000),
     keyCacheMaxUnknown: read.integer('KEY_CACHE_MAX_UNKNOWN', KEY_CACHE_DEFAULTS.maxUnknown, 0, 10_000_000),
     keyLookupsMaxInFlight: read.integer('KEY_LOOKUPS_MAX_IN_FLIGHT', KEY_CACHE_DEFAULTS.maxUnknownInFlight, 1, 100_000),
-    callerToken: readToken(read, 'AUTHZ_CALLER_TOKEN', '.local/authz-caller-token', repoRoot),
+    callerToken: readTokenValues(read, 'AUTHZ_CALLER_TOKEN', '.local/authz-caller-token', repoRoot),
     callerAuth: read.oneOf('AUTHZ_CALLER_AUTH', 'token', ['token', 'mesh']) as 'token' | 'mesh',
-    metricsToken: readToken(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),
+    metricsToken: readTokenValues(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),
     // A few of Envoy's 0.5 s health-check intervals (envoy/envoy.yaml.tmpl).
     drainMs: read.integer('AUTHZ_DRAIN_MS', 1_500, 0, 3_600_000),
     logLevel: readLogLevel(read),

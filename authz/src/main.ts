@@ -11,12 +11,13 @@ import { bindServer, createServer } from './edge/server.js';
 import { warnWhenNotPersistent } from './store/persistence.js';
 import { createStore } from './store/redis.js';
 import { startTracing } from './telemetry/tracing.js';
+import { watchSecrets, type SecretValues } from '../../contract/secrets.js';
 
 const SHUTDOWN_GRACE_MS = 5_000;
 
 // The service cannot run without its callers' secrets: Envoy's caller token and Prometheus's
 // metrics token (the config reads them as optional, so tests can build servers without them).
-function configOrExit(): AuthzConfig & { metricsToken: string } {
+function configOrExit(): AuthzConfig & { metricsToken: SecretValues } {
   try {
     const config = loadConfig();
     const missing = [
@@ -30,7 +31,7 @@ function configOrExit(): AuthzConfig & { metricsToken: string } {
         : ['METRICS_TOKEN / METRICS_TOKEN_FILE: no metrics token set and .local/metrics-token does not exist (run `make up`)']),
     ];
     if (missing.length > 0) throw new ConfigError(missing);
-    return config as AuthzConfig & { metricsToken: string };
+    return config as AuthzConfig & { metricsToken: SecretValues };
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);
@@ -78,6 +79,12 @@ async function main(): Promise<void> {
   );
   // Metrics are for operators: a taken port is logged (and Prometheus shows the target down),
   // but Checks keep being answered.
+  // A rotated Secret's new content is used without a restart (deploy/README.md, rotation).
+  watchSecrets([config.grantSecret, config.callerToken, config.metricsToken], (reload) =>
+    reload.event === 'secret_reloaded'
+      ? log.info(reload, 'secret reloaded')
+      : log.warn(reload, 'secret file refused; the values held stay'),
+  );
   const metricsServer = createMetricsServer(metrics, config.metricsToken);
   listenMetrics(metricsServer, config.metricsHost, config.metricsPort).then(
     (bound) => log.info({ event: 'metrics_listening', host: config.metricsHost, port: bound }, 'metrics on GET /metrics'),

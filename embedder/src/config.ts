@@ -10,7 +10,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { repoRoot } from '../../contract/repo-root.js';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings, type RedisSettings } from '../../contract/redis-target.js';
-import { readSecret, readToken } from '../../contract/secrets.js';
+import { readSecretValues, readTokenValues, type SecretValues } from '../../contract/secrets.js';
 
 export interface EmbedderConfig {
   readonly host: string;
@@ -31,8 +31,8 @@ export interface EmbedderConfig {
   /** Seconds a client is told to wait (`retry-after`) when the queue is full or the model loads. */
   readonly retryAfterSeconds: number;
   readonly logLevel: LogLevel;
-  /** Verifies the grant authz signs for each request (shared with authz only). */
-  readonly grantSecret: string;
+  /** Verifies the grant authz signs for each request (shared with authz only); every accepted value. */
+  readonly grantSecret: SecretValues;
   /** Where the settlement functions run: the same Redis as authz, as its own ACL user. */
   readonly redis: RedisSettings;
   /** How long one admit, and one record with its retries, may take; past it the request fails closed with 503. */
@@ -45,7 +45,7 @@ export interface EmbedderConfig {
   readonly settlementMinReplicas: number;
   readonly settlementWaitMs: number;
   /** The bearer token GET /metrics requires (Prometheus sends it); without one, /metrics answers nobody. */
-  readonly metricsToken: string | undefined;
+  readonly metricsToken: SecretValues | undefined;
   /** On SIGTERM, how long in-flight requests may take to finish before the process exits anyway. */
   readonly drainSeconds: number;
   /** On SIGTERM, how long /ready answers 503 while requests are still served, before the listener closes. */
@@ -155,13 +155,13 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     queueTenantMaxTokens: read.integer('QUEUE_TENANT_MAX_TOKENS', 524_288, 1),
     retryAfterSeconds: read.integer('RETRY_AFTER_SECONDS', 1, 1, 3600),
     logLevel: readLogLevel(read),
-    grantSecret: readSecret(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
+    grantSecret: readSecretValues(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
     redis: readRedisSettings(read),
     settlementTimeoutMs: read.integer('SETTLEMENT_TIMEOUT_MS', 1_000, 10, 60_000),
     settlementMinReplicas: read.integer('SETTLEMENT_MIN_REPLICAS', 0, 0, 5),
     // Bounded well under the record's void window (settlement.lua VOID_WINDOW_MS, 5 s).
     settlementWaitMs: read.integer('SETTLEMENT_WAIT_MS', 500, 10, 2_000),
-    metricsToken: readToken(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),
+    metricsToken: readTokenValues(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),
     // The longest request (1,000 × 512 tokens) takes minutes on 2 cores; Envoy's route allows 600 s.
     drainSeconds: read.integer('EMBEDDER_DRAIN_S', 600, 0, 3600),
     // Off by default: Kubernetes takes a pod out of rotation itself (preStop sleep, new pod IP).

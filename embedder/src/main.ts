@@ -14,6 +14,7 @@ import { registerTracing, startTracing, traceEngine, traceSettlement } from './t
 import { startBatchService } from './batch/service.js';
 import { batchLineExecutor } from './http/batch-line.js';
 import { parseJsonBody } from './http/json-body.js';
+import { watchSecrets } from '../../contract/secrets.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -65,6 +66,12 @@ async function main(): Promise<void> {
     batch,
   });
   if (tracing.enabled) registerTracing(app, tracing.tracer);
+  // A rotated Secret's new content is used without a restart (deploy/README.md, rotation).
+  watchSecrets([config.grantSecret, config.metricsToken], (reload) =>
+    reload.event === 'secret_reloaded'
+      ? app.log.info(reload, 'secret reloaded')
+      : app.log.warn(reload, 'secret file refused; the values held stay'),
+  );
   warn = (reason) => app.log.warn({ event: 'batch_fault', reason }, 'batch worker fault');
 
   ready.then(

@@ -9,7 +9,7 @@ import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } f
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { renderEnvoyConfig } from '../../envoy/render.js';
+import { firstValue, writeEnvoyConfig } from '../../envoy/render.js';
 import { readManifestId } from '../../contract/model-manifest.js';
 import {
   authzComponent,
@@ -256,26 +256,25 @@ function fleetComponents(
 function gatewayComponent(net: Network, host: Host, dir: string, envoyBinary: string, ca: Buffer): ComponentSpec {
   const configFile = join(dir, `envoy-${host.name}.yaml`);
   const endpoints = (names: readonly string[], port: number) => names.map((n) => ({ host: (net.hosts[n] as Host).address, port }));
-  writeFileSync(
-    configFile,
-    renderEnvoyConfig({
-      gatewayHost: host.address,
-      gatewayPort: PORTS.gateway,
-      adminPort: PORTS.admin,
-      embedderHost: '',
-      embedderPort: 0,
-      authzHost: '',
-      authzPort: 0,
-      embedderEndpoints: endpoints(EMBEDDERS, PORTS.embedder),
-      authzEndpoints: endpoints(AUTHZ, PORTS.authz),
-      tlsCertFile: join(dir, 'tls/server.pem'),
-      tlsKeyFile: join(dir, 'tls/server-key.pem'),
-      authzTimeoutMs: 500,
-      embedderTimeoutS: 60,
-      retryAfterSeconds: 1,
-      authzCallerToken: readFileSync(join(dir, 'authz-caller-token'), 'utf8').trim(),
-    }),
-  );
+  // Each gateway its own SDS file for the caller token (the rotation scenario rewrites them).
+  writeEnvoyConfig(configFile, {
+    gatewayHost: host.address,
+    gatewayPort: PORTS.gateway,
+    adminPort: PORTS.admin,
+    embedderHost: '',
+    embedderPort: 0,
+    authzHost: '',
+    authzPort: 0,
+    embedderEndpoints: endpoints(EMBEDDERS, PORTS.embedder),
+    authzEndpoints: endpoints(AUTHZ, PORTS.authz),
+    tlsCertFile: join(dir, 'tls/server.pem'),
+    tlsKeyFile: join(dir, 'tls/server-key.pem'),
+    authzTimeoutMs: 500,
+    embedderTimeoutS: 60,
+    retryAfterSeconds: 1,
+    authzCallerToken: firstValue(readFileSync(join(dir, 'authz-caller-token'), 'utf8')),
+    authzCallerSdsFile: callerSdsFile(dir, host.name),
+  });
   const spec = envoyComponent({
     name: host.name,
     binary: envoyBinary,
@@ -390,6 +389,11 @@ async function onlineReplicas(address: string, password: string): Promise<number
     timeout: 2_000,
   });
   return stdout.split('\n').filter((l) => /^slave\d+:.*state=online/.test(l)).length;
+}
+
+/** A gateway's caller-token SDS file (its Envoy watches it; the rotation scenario rewrites it). */
+export function callerSdsFile(dir: string, gateway: string): string {
+  return join(dir, `caller-token-${gateway}`, 'authz-caller-token.sds.yaml');
 }
 
 /** Where a gateway listens (for the load client in the root namespace). */

@@ -12,6 +12,7 @@ import type { Supervisor } from '../stack/supervisor.js';
 import { waitFor } from '../stack/probes.js';
 import { AUTHZ, EMBEDDERS, adminPort, startAsPrimaryFile, type Fleet } from './fleet.js';
 import { failoverStarted, redisHostAt, sentinelPrimary, sentinelsReady } from './sentinel.js';
+import { rotateSecrets } from './rotation-scenario.js';
 
 export interface Scenario {
   readonly name: string;
@@ -117,6 +118,7 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'authz kill -9', run: plain((f) => killAndAwaitRestart(f, 'authz-1')) },
   { name: 'authz rolling restart', run: plain((f) => rolling(f, AUTHZ)) },
   { name: 'envoy drain + restart', run: plain((f) => drainEnvoy(f, 'gateway-1')) },
+  { name: 'secret rotation', run: plain(rotateSecrets) },
   { name: 'redis primary killed', run: (f) => redisFailover(f, 'after-promotion') },
   { name: 'redis primary restarted before demotion', run: (f) => redisFailover(f, 'before-demotion'), optional: true },
 ];

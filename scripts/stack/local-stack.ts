@@ -3,9 +3,9 @@
  * persistent Redis), each under a Supervisor. make up (daemon.ts), the test suite
  * (test/support/stack.ts) and the bench (bench/stack.ts) all start the gateway through here.
  */
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderEnvoyConfig, type EnvoySettings } from '../../envoy/render.js';
+import { firstValue, writeEnvoyConfig, type EnvoySettings } from '../../envoy/render.js';
 import {
   authzComponent,
   embedderComponent,
@@ -94,26 +94,23 @@ export function localComponents(s: LocalStackSettings): Record<ServiceName, Comp
 
 /** Renders the Envoy bootstrap for a local stack into its config file. */
 export function writeLocalEnvoyConfig(s: LocalStackSettings): void {
-  writeFileSync(
-    s.envoyConfigFile,
-    renderEnvoyConfig({
-      gatewayHost: s.gateway.host,
-      gatewayPort: s.gateway.port,
-      adminPort: s.envoyAdminPort,
-      embedderHost: s.embedder.host,
-      embedderPort: s.embedder.port,
-      authzHost: s.authz.host,
-      authzPort: s.authz.port,
-      tlsCertFile: s.tls.certFile,
-      tlsKeyFile: s.tls.keyFile,
-      authzTimeoutMs: s.envoy?.authzTimeoutMs ?? 500,
-      embedderTimeoutS: s.envoy?.embedderTimeoutS ?? 600,
-      retryAfterSeconds: s.envoy?.retryAfterSeconds ?? 1,
-      ...(s.svc.authzCallerTokenFile ? { authzCallerToken: readFileSync(s.svc.authzCallerTokenFile, 'utf8').trim() } : {}),
-      ...s.envoy,
-    }),
-    { mode: 0o600 },
-  ); // it holds the caller token
+  // The caller token goes to an SDS file next to the bootstrap (mode 600), never into it.
+  writeEnvoyConfig(s.envoyConfigFile, {
+    gatewayHost: s.gateway.host,
+    gatewayPort: s.gateway.port,
+    adminPort: s.envoyAdminPort,
+    embedderHost: s.embedder.host,
+    embedderPort: s.embedder.port,
+    authzHost: s.authz.host,
+    authzPort: s.authz.port,
+    tlsCertFile: s.tls.certFile,
+    tlsKeyFile: s.tls.keyFile,
+    authzTimeoutMs: s.envoy?.authzTimeoutMs ?? 500,
+    embedderTimeoutS: s.envoy?.embedderTimeoutS ?? 600,
+    retryAfterSeconds: s.envoy?.retryAfterSeconds ?? 1,
+    ...(s.svc.authzCallerTokenFile ? { authzCallerToken: firstValue(readFileSync(s.svc.authzCallerTokenFile, 'utf8')) } : {}),
+    ...s.envoy,
+  });
 }
 
 /** Creates the caller and metrics tokens and the batch key-encryption key the settings name, where they do not exist yet. */

@@ -19,6 +19,7 @@ import { envoyCheck, startAuthz, testConfig, TEST_MODEL, TEST_SECRET, type Runni
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
 import { addKey } from '../authz/fixtures.js';
 import { recordUsage } from '../support/settlement.js';
+import { fixedSecret } from '../../contract/secrets.js';
 
 const METRICS_TOKEN = 'admin-budget-test-metrics-token-0123456789';
 
@@ -96,7 +97,7 @@ describe('budgets on the real path', () => {
       trustedProxies: [],
       oidc: null,
       logLevel: 'silent',
-      metricsToken: METRICS_TOKEN,
+      metricsToken: fixedSecret(METRICS_TOKEN),
     });
   });
 

@@ -6,7 +6,9 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import pino from 'pino';
-import { callerTokenMatches, expectedCallerToken } from '../../authz/src/edge/caller.js';
+import { callerTokenMatches } from '../../authz/src/edge/caller.js';
+import { secretDigest } from '../../contract/bearer.js';
+import { SecretValues } from '../../contract/secrets.js';
 import { createServer } from '../../authz/src/edge/server.js';
 import { AUTHZ_CALLER_METADATA } from '../../contract/headers.js';
 import { callerMetadata, envoyCheck, startAuthz, testConfig, TEST_CALLER_TOKEN, type RunningAuthz } from '../support/grpc-authz.js';
@@ -74,6 +76,28 @@ describe('who may call Check (real gRPC, real Redis)', () => {
     expect(() => createServer({ config, store: authz.store, log: pino({ level: 'silent' }) })).toThrow(/AUTHZ_CALLER_TOKEN/);
   });
 
+  it('during a rotation accepts the old and the new token; a dropped or never-issued one is refused', async () => {
+    const OLD = `${TEST_CALLER_TOKEN}-old`;
+    const NEW = `${TEST_CALLER_TOKEN}-new`;
+    // Step 1 of deploy/README.md's rotation: the new token added as accepted, Envoy still sends the old.
+    const token = new SecretValues([OLD, NEW]);
+    const rotating = await startAuthz(testConfig(prefix, { callerToken: token }));
+    try {
+      expect(await rawCheck(rotating, callerMetadata(OLD), key)).toEqual({ code: grpc.status.OK, allowed: true });
+      expect(await rawCheck(rotating, callerMetadata(NEW), key)).toEqual({ code: grpc.status.OK, allowed: true });
+      // Step 2 (Envoy sends the new one) changes nothing for authz; step 3 drops the old one,
+      // as the file watcher does when the Secret changes (contract/secrets.ts).
+      expect(token.update(`${NEW}\n`)).toBe('changed');
+      expect(await rawCheck(rotating, callerMetadata(OLD), key)).toEqual({ code: grpc.status.UNAUTHENTICATED });
+      expect(await rawCheck(rotating, callerMetadata(NEW), key)).toEqual({ code: grpc.status.OK, allowed: true });
+      expect(await rawCheck(rotating, callerMetadata(`${TEST_CALLER_TOKEN}-never-issued`), key)).toEqual({
+        code: grpc.status.UNAUTHENTICATED,
+      });
+    } finally {
+      await rotating.stop();
+    }
+  });
+
   it('in mesh mode (Istio, AUTHZ_CALLER_AUTH=mesh) answers callers without metadata: the mesh admits them', async () => {
     const mesh = await startAuthz(testConfig(prefix, { callerAuth: 'mesh', callerToken: undefined }));
     try {
@@ -85,7 +109,7 @@ describe('who may call Check (real gRPC, real Redis)', () => {
 });
 
 describe('callerTokenMatches', () => {
-  const expected = expectedCallerToken(TEST_CALLER_TOKEN);
+  const expected = [secretDigest(TEST_CALLER_TOKEN)];
 
   it('matches the token exactly, nothing more or less', () => {
     expect(callerTokenMatches(callerMetadata(), expected)).toBe(true);

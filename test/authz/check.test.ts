@@ -64,11 +64,11 @@ describe('Check: allowed', () => {
     const { 'x-gateway-grant': signed, ...identity } = headerMap(ok.headers);
     expect(identity).toEqual({ 'x-gateway-org-id': 'acme', 'x-gateway-key-id': good.id, 'x-gateway-model': TEST_MODEL });
     // The grant the embedder acts on: signed with the shared secret, naming this key, its limit and a fresh uid.
-    const grant = verifyGrant(signed, TEST_GRANT_SECRET, Date.now());
+    const grant = verifyGrant(signed, [TEST_GRANT_SECRET], Date.now());
     expect(grant).toMatchObject({ ok: true, claims: { org: 'acme', key: good.id, model: TEST_MODEL, tpm: 1_000_000 } });
     const again = verifyGrant(
       headerMap((await authz.check(envoyCheck({ authorization: `Bearer ${good.key}` }))).ok_response!.headers)['x-gateway-grant'],
-      TEST_GRANT_SECRET,
+      [TEST_GRANT_SECRET],
       Date.now(),
     );
     expect(again.ok && grant.ok && again.claims.uid !== grant.claims.uid).toBe(true);
@@ -91,7 +91,7 @@ describe('Check: allowed', () => {
     expect(response.http_response).toBe('ok_response');
     const { 'x-gateway-grant': signed, ...identity } = headerMap(response.ok_response!.headers);
     expect(identity).toEqual({ 'x-gateway-org-id': 'nomodels', 'x-gateway-key-id': key.id });
-    expect(verifyGrant(signed, TEST_GRANT_SECRET, Date.now())).toMatchObject({ ok: true, claims: { org: 'nomodels', model: '' } });
+    expect(verifyGrant(signed, [TEST_GRANT_SECRET], Date.now())).toMatchObject({ ok: true, claims: { org: 'nomodels', model: '' } });
   });
 
   it('removes every client-sent x-gateway-* header it does not set itself', async () => {

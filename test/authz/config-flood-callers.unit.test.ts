@@ -48,10 +48,16 @@ describe('loadConfig: caller and metrics tokens', () => {
   it('reads each token directly or from its file, and asks for the token by default', () => {
     const file = join(dir, 'caller');
     writeFileSync(file, `${token}\n`);
-    expect(loadConfig({ ...base, AUTHZ_CALLER_TOKEN_FILE: file, METRICS_TOKEN: `m${token}` })).toMatchObject({
-      callerToken: token,
-      metricsToken: `m${token}`,
-    });
+    const config = loadConfig({ ...base, AUTHZ_CALLER_TOKEN_FILE: file, METRICS_TOKEN: `m${token}` });
+    expect([config.callerToken?.accepted, config.metricsToken?.accepted]).toEqual([[token], [`m${token}`]]);
+    // Rotation: one value per line, the first one Envoy sends, every one accepted; the file is watched.
+    writeFileSync(file, `${token}\n${token}2\n`);
+    const rotating = loadConfig({ ...base, AUTHZ_CALLER_TOKEN_FILE: file });
+    expect([rotating.callerToken?.current, rotating.callerToken?.accepted, rotating.callerToken?.file]).toEqual([
+      token,
+      [token, `${token}2`],
+      file,
+    ]);
     expect(loadConfig(base).callerAuth).toBe('token');
   });
 

@@ -34,9 +34,9 @@ describe('loadConfig', () => {
       keyCacheTtlMs: 1000,
       drainMs: 1500,
       logLevel: 'info',
-      grantSecret: `grant-${SECRET}`,
       grantTtlMs: 90_000,
     });
+    expect(config.grantSecret.accepted).toEqual([`grant-${SECRET}`]);
     expect(Object.isFrozen(config)).toBe(true);
   });
 

@@ -265,13 +265,16 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
         expect(port, `${name} port ${endpoint.port}`).toBeDefined();
         expect(port.containerPort).toBe(annotated);
         expect(endpoint.path).toBe(template.metadata.annotations['prometheus.io/path']);
-        // /metrics answers 401 without the bearer token: the one the pod itself reads.
+        // /metrics answers 401 without the bearer token: from the Secret the pod itself reads, its
+        // key scrape-token (one value: what Prometheus sends) beside metrics-token (the values the
+        // pod accepts, two during a rotation; deploy/README.md).
         const { name: secret, key } = endpoint.authorization.credentials;
         expect(endpoint.authorization.type, name).toBe('Bearer');
+        expect(key, name).toBe('scrape-token');
         const volume = template.spec.volumes.find((v: any) => v.secret?.secretName === secret);
         const mount = template.spec.containers[0].volumeMounts.find((m: any) => m.name === volume?.name);
         const tokenFile = envOf(objects, template.spec.containers[0]).METRICS_TOKEN_FILE;
-        expect(tokenFile, name).toBe(`${mount.mountPath}/${volume.secret.items.find((i: any) => i.key === key).path}`);
+        expect(tokenFile, name).toBe(`${mount.mountPath}/${volume.secret.items.find((i: any) => i.key === 'metrics-token').path}`);
       }
     }
     // The gateway's Envoy admin (its stats) stays loopback-only: nothing scrapes it from outside.

@@ -56,7 +56,11 @@ describe('embedder config', () => {
       METRICS_TOKEN: 'embedder-config-test-metrics-token-0123456789',
       EMBEDDER_DRAIN_NOTICE_MS: '2000',
     });
-    expect(config).toEqual({
+    expect([config.grantSecret.accepted, config.metricsToken?.accepted]).toEqual([
+      [GRANT.GRANT_SECRET],
+      ['embedder-config-test-metrics-token-0123456789'],
+    ]);
+    expect({ ...config, grantSecret: 'checked above', metricsToken: 'checked above' }).toEqual({
       host: '0.0.0.0',
       port: 0,
       modelDir: '/m',
@@ -70,14 +74,14 @@ describe('embedder config', () => {
       queueTenantMaxTokens: 4000,
       retryAfterSeconds: 3,
       logLevel: 'warn',
-      grantSecret: GRANT.GRANT_SECRET,
+      grantSecret: 'checked above',
       settlementTimeoutMs: 250,
       settlementMinReplicas: 0,
       settlementWaitMs: 500,
       drainSeconds: 600,
       drainNoticeMs: 2000,
       otlpEndpoint: undefined,
-      metricsToken: 'embedder-config-test-metrics-token-0123456789',
+      metricsToken: 'checked above',
       redis: {
         url: 'redis://redis:6379',
         sentinels: [],

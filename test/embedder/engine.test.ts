@@ -19,6 +19,7 @@ import {
   startTestEmbedder,
   type TestEmbedder,
 } from '../support/embedder-app.js';
+import { fixedSecret } from '../../contract/secrets.js';
 
 const post = (embedder: TestEmbedder, input: string[]) =>
   embedder.app.inject({
@@ -53,7 +54,7 @@ describe('before the model is loaded', () => {
     const config = {
       logLevel: 'silent',
       retryAfterSeconds: 7,
-      grantSecret: TEST_GRANT_SECRET,
+      grantSecret: fixedSecret(TEST_GRANT_SECRET),
       settlementTimeoutMs: 100,
       metricsToken: undefined,
     } as const;

@@ -18,6 +18,7 @@ import { startPrometheus, type RunningPrometheus } from './prometheus-server.js'
 import { exposedNames, metricNames } from './promql-names.js';
 import Fastify from 'fastify';
 import { registerAdminMetrics } from '../../admin/src/http/metrics.js';
+import { fixedSecret } from '../../contract/secrets.js';
 
 const CANARY = `Zebracanary ${randomBytes(4).toString('hex')} reports quixotic dyspnoea`;
 // Generous: the 2-core machine is shared, and each series needs a scrape (1 s) after the traffic.
@@ -57,7 +58,11 @@ const metricsAuth = (): RequestInit => ({
 /** The admin listener's exposition (the budget gauges), from its own registry: no admin server runs in this stack. */
 async function adminExposition(): Promise<string> {
   const app = Fastify();
-  registerAdminMetrics(app, { listBudgets: async () => ({ budgets: [] }) } as never, 'admin-metrics-test-token-0123456789abcdef');
+  registerAdminMetrics(
+    app,
+    { listBudgets: async () => ({ budgets: [] }) } as never,
+    fixedSecret('admin-metrics-test-token-0123456789abcdef'),
+  );
   const res = await app.inject({
     method: 'GET',
     url: '/metrics',

@@ -159,7 +159,7 @@ function bindTestGrants(app: FastifyInstance): void {
   const inject = app.inject.bind(app);
   const bound = (options: Record<string, unknown>): Record<string, unknown> => {
     const headers = options.headers as Record<string, string> | undefined;
-    const checked = verifyGrant(headers?.[GRANT_HEADER], TEST_GRANT_SECRET, Date.now());
+    const checked = verifyGrant(headers?.[GRANT_HEADER], [TEST_GRANT_SECRET], Date.now());
     if (!checked.ok || checked.claims.method !== ANY_REQUEST.method || checked.claims.path !== ANY_REQUEST.path) return options;
     const claims = { ...checked.claims, method: String(options.method ?? 'GET').toUpperCase(), path: String(options.url) };
     return { ...options, headers: { ...headers, [GRANT_HEADER]: signGrant(claims, TEST_GRANT_SECRET) } };

@@ -17,6 +17,7 @@ import type { CheckResponse__Output } from '../../authz/generated/envoy/service/
 import { TEST_REDIS_URL } from './redis-store.js';
 import { TEST_GRANT_SECRET } from './settlement.js';
 import { AUTHZ_CALLER_METADATA } from '../../contract/headers.js';
+import { fixedSecret } from '../../contract/secrets.js';
 
 export const TEST_MODEL = 'test-bert-1024';
 export const TEST_SECRET = 'authz-tests-hmac-secret-0123456789abcdef';
@@ -35,7 +36,7 @@ export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {})
     redisTimeoutMs: 2000,
     keyPrefix: 'CTG',
     keyHashSecret: TEST_SECRET,
-    grantSecret: TEST_GRANT_SECRET,
+    grantSecret: fixedSecret(TEST_GRANT_SECRET),
     grantTtlMs: 90_000,
     modelId: TEST_MODEL,
     defaultRpm: 600,
@@ -45,9 +46,9 @@ export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {})
     keyCacheMaxKeys: 10_000,
     keyCacheMaxUnknown: 50_000,
     keyLookupsMaxInFlight: 32,
-    callerToken: TEST_CALLER_TOKEN,
+    callerToken: fixedSecret(TEST_CALLER_TOKEN),
     callerAuth: 'token',
-    metricsToken: 'authz-tests-metrics-token-0123456789abcdef',
+    metricsToken: fixedSecret('authz-tests-metrics-token-0123456789abcdef'),
     drainMs: 0,
     logLevel: 'silent',
     metricsHost: '127.0.0.1',

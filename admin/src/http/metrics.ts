@@ -9,10 +9,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Gauge, Registry } from 'prom-client';
 import { bearerCheck } from '../../../contract/bearer.js';
+import type { SecretValues } from '../../../contract/secrets.js';
 import type { Operations } from '../operations/operations.js';
 
 /** Registers GET /metrics on `app`. */
-export function registerAdminMetrics(app: FastifyInstance, ops: Pick<Operations, 'listBudgets'>, token: string | undefined): void {
+export function registerAdminMetrics(app: FastifyInstance, ops: Pick<Operations, 'listBudgets'>, token: SecretValues | undefined): void {
   const allowed = bearerCheck(token);
   const registry = new Registry();
   const organizations = new Gauge({

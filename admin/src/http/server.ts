@@ -23,6 +23,7 @@ import { Sessions } from './sessions.js';
 import { registerConsole } from './static.js';
 import { RefusalLog } from './refusals.js';
 import type { Lifetimes } from '../store/sessions.js';
+import type { SecretValues } from '../../../contract/secrets.js';
 
 /** Admin bodies are a few hundred bytes; 64 KiB bounds what anyone can make us parse. */
 const BODY_LIMIT_BYTES = 65_536;
@@ -41,7 +42,7 @@ export interface AdminServerDeps {
   readonly publicUrl?: string | null;
   readonly logLevel?: string;
   /** The bearer token GET /metrics requires (METRICS_TOKEN); without one, /metrics answers nobody. */
-  readonly metricsToken?: string;
+  readonly metricsToken?: SecretValues;
 }
 
 /** Builds the admin app (call `listen` or `inject` on it). */

@@ -2,8 +2,8 @@
  * Who may call authz's gRPC services: only the gateway's Envoy, which sends a shared secret as
  * gRPC metadata on every Check (ext_authz `grpc_service.initial_metadata`, rendered by
  * envoy/render.ts from AUTHZ_CALLER_TOKEN_FILE). Any other caller is UNAUTHENTICATED before
- * any work is done: no parsing of its request, no Redis, no metrics, no log line per call (a
- * flood of refused calls must stay cheap). grpc.health.v1 stays open: the Kubernetes gRPC
+ * any work is done: no parsing of its request, no Redis, no log line per call, one counter
+ * increment (authz_callers_refused_total; a flood of refused calls must stay cheap). grpc.health.v1 stays open: the Kubernetes gRPC
  * probe cannot send metadata, and serving status reveals nothing.
  *
  * Why a token rather than mTLS (both are on the table: `make certs` has a CA): the issue's
@@ -15,34 +15,34 @@
  * rotation for every replica. What the token does not give, mTLS would not either inside one
  * pod's network: both only prove the caller holds a secret the stack handed out.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import * as grpc from '@grpc/grpc-js';
+import { acceptedDigests, matchesAnyDigest, secretDigest } from '../../../contract/bearer.js';
 import { AUTHZ_CALLER_METADATA } from '../../../contract/headers.js';
+import type { SecretValues } from '../../../contract/secrets.js';
 
-/** True when `metadata` carries `expected` as the caller token; compares in constant time. */
-export function callerTokenMatches(metadata: grpc.Metadata, expected: Buffer): boolean {
+/** True when `metadata` carries one of `expected` (digests) as the caller token; constant time. */
+export function callerTokenMatches(metadata: grpc.Metadata, expected: readonly Buffer[]): boolean {
   const values = metadata.get(AUTHZ_CALLER_METADATA);
   if (values.length !== 1) return false;
   const value = values[0];
   // Digests have a fixed length, so neither the compare's time nor its early exit on a length
   // difference tells a caller anything about the token.
-  return timingSafeEqual(digest(typeof value === 'string' ? value : value!.toString('utf8')), expected);
+  return matchesAnyDigest(secretDigest(typeof value === 'string' ? value : value!.toString('utf8')), expected);
 }
 
-/** The form `callerTokenMatches` compares against, computed once at start-up. */
-export function expectedCallerToken(token: string): Buffer {
-  return digest(token);
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value).digest();
-}
-
-/** `handler`, answering UNAUTHENTICATED at once to a call without the caller token. */
-export function requireCaller<Req, Res>(handler: grpc.handleUnaryCall<Req, Res>, token: string): grpc.handleUnaryCall<Req, Res> {
-  const expected = expectedCallerToken(token);
+/**
+ * `handler`, answering UNAUTHENTICATED at once to a call without an accepted caller token (two
+ * during a rotation: Envoy may send the old or the new one; contract/secrets.ts).
+ */
+export function requireCaller<Req, Res>(
+  handler: grpc.handleUnaryCall<Req, Res>,
+  token: SecretValues,
+  onRefused: () => void = () => undefined,
+): grpc.handleUnaryCall<Req, Res> {
+  const expected = acceptedDigests(token, (value) => value);
   return (call, callback) => {
-    if (!callerTokenMatches(call.metadata, expected)) {
+    if (!callerTokenMatches(call.metadata, expected())) {
+      onRefused();
       callback({ code: grpc.status.UNAUTHENTICATED, details: 'caller not authenticated' });
       return;
     }

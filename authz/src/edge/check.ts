@@ -77,7 +77,7 @@ async function decide(request: CheckRequest__Output, deps: CheckDeps): Promise<C
     return denied(deny, { 'retry-after': String(deny.retryAfterSeconds) });
   }
   if (!outcome.allowed) return rateLimited(outcome);
-  return allowed(access, outcome, signGrant(claims, deps.config.grantSecret), gatewayHeadersIn(http));
+  return allowed(access, outcome, signGrant(claims, deps.config.grantSecret.current), gatewayHeadersIn(http));
 }
 
 /** The Check handler for the gRPC server. */

@@ -53,7 +53,7 @@ export function createServer(deps: ServerDeps): grpc.Server {
   if (metrics) check = instrumentCheck(check, metrics);
   if (tracer) check = traceCheck(check, tracer);
   // Outermost, so a refused caller costs no span, no metric and no parsing beyond gRPC's own.
-  if (callerToken) check = requireCaller(check, callerToken);
+  if (callerToken) check = requireCaller(check, callerToken, metrics ? () => metrics.observeCallerRefused() : undefined);
   const loaded = protos();
   const server = new grpc.Server();
   server.addService(loaded.envoy.service.auth.v3.Authorization.service, { Check: check });

@@ -3,7 +3,7 @@
  * listener (AUTHZ_METRICS_HOST:AUTHZ_METRICS_PORT, loopback by default), separate from the gRPC
  * port Envoy talks to. Never routed by Envoy; nothing else is served.
  *
- * Every request must carry `Authorization: Bearer <METRICS_TOKEN>` (Prometheus's
+ * Every request must carry `Authorization: Bearer <METRICS_TOKEN>`, any accepted one (Prometheus's
  * `authorization.credentials_file`), checked before the path: a caller inside the network
  * without the token learns nothing, not even which paths exist. Metrics hold no request text,
  * but they show traffic, organizations' denial rates and Redis health, which is an operator's
@@ -11,14 +11,14 @@
  */
 import { createServer, type Server } from 'node:http';
 import { bearerCheck } from '../../../contract/bearer.js';
+import type { SecretValues } from '../../../contract/secrets.js';
 import type { AuthzMetrics } from './metrics.js';
 
 /**
- * An unstarted HTTP server answering GET /metrics to holders of `token`; 401 without it, 404
- * for any other path, 405 for other methods.
+ * An unstarted HTTP server answering GET /metrics to holders of an accepted `token` (two during
+ * a rotation); 401 without it, 404 for any other path, 405 for other methods.
  */
-export function createMetricsServer(metrics: AuthzMetrics, token: string): Server {
-  if (token.length === 0) throw new Error('the metrics listener needs a token');
+export function createMetricsServer(metrics: AuthzMetrics, token: SecretValues): Server {
   const allowed = bearerCheck(token);
   return createServer((request, response) => {
     if (!allowed(request.headers.authorization)) {

@@ -29,6 +29,8 @@ export interface AuthzMetrics {
   observeStoreCommand(command: string, seconds: number, failed: boolean): void;
   /** One key lookup: from the key cache (hit), Redis (miss), a lookup in flight (merged), or shed; or a background refresh. */
   observeKeyLookup(result: KeyLookupResult): void;
+  /** A Check refused for its caller token (no token, a wrong one, or one dropped by a rotation). */
+  observeCallerRefused(): void;
   /** Where the Redis gauge reads from at scrape time. */
   watchRedis(isReady: () => boolean): void;
   /** The text exposition of every metric. */
@@ -90,6 +92,13 @@ export function createAuthzMetrics(): AuthzMetrics {
     labelNames: ['result'],
     registers,
   });
+  // One unlabelled counter: a flood of refused callers costs an increment each, and a rotation
+  // done out of order (deploy/README.md) shows here before anyone reads a log.
+  const callersRefused = new Counter({
+    name: 'authz_callers_refused_total',
+    help: 'Checks refused with UNAUTHENTICATED for their caller token (none, a wrong one, or one a rotation dropped): never Envoy with the current token.',
+    registers,
+  });
   let redisReady: () => boolean = () => false;
   // Read at scrape time from the connection itself, so it cannot drift from the truth.
   new Gauge({
@@ -122,6 +131,7 @@ export function createAuthzMetrics(): AuthzMetrics {
       if (failed) redisErrorChild(command).inc();
     },
     observeKeyLookup: (result) => lookupChild(result).inc(),
+    observeCallerRefused: () => callersRefused.inc(),
     watchRedis(isReady) {
       redisReady = isReady;
     },

@@ -8,6 +8,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { verifyGrant, type GrantClaims } from '../../../contract/grant.js';
 import { GRANT_HEADER } from '../../../contract/headers.js';
+import type { SecretValues } from '../../../contract/secrets.js';
 import { ProblemError } from '../../../openapi/problems.js';
 
 declare module 'fastify' {
@@ -25,14 +26,14 @@ declare module 'fastify' {
 export function requireGrant(
   app: FastifyInstance,
   routes: readonly string[],
-  secret: string,
+  secret: SecretValues,
   retryAfterSeconds: number,
   now: () => number = Date.now,
 ): void {
   app.decorateRequest('grant', null);
   app.addHook('onRequest', async (request: FastifyRequest) => {
     if (!routes.includes(`${request.method} ${request.routeOptions.url ?? ''}`)) return;
-    const checked = verifyGrant(request.headers[GRANT_HEADER], secret, now());
+    const checked = verifyGrant(request.headers[GRANT_HEADER], secret.accepted, now());
     // A grant covers the one request authz decided on: the same method and the exact target
     // (a query string added or changed is another request), so a captured grant replayed
     // elsewhere serves nothing; its single use is enforced on Redis (settlement.lua).

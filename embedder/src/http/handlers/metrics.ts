@@ -5,10 +5,11 @@
  */
 import type { RouteHandlerMethod } from 'fastify';
 import { bearerCheck } from '../../../../contract/bearer.js';
+import type { SecretValues } from '../../../../contract/secrets.js';
 import type { EmbedderMetrics } from '../../telemetry/metrics.js';
 
 /** The handler for GET /metrics; 401 unless the caller sends `token`. */
-export function metricsHandler(metrics: EmbedderMetrics, token: string | undefined): RouteHandlerMethod {
+export function metricsHandler(metrics: EmbedderMetrics, token: SecretValues | undefined): RouteHandlerMethod {
   const allowed = bearerCheck(token);
   return async (request, reply) => {
     if (!allowed(request.headers.authorization)) {
