@@ -70,6 +70,8 @@ export interface BatchConfig {
   readonly leaseMs: number;
   readonly pollMs: number;
   readonly sweepMs: number;
+  /** `background`: the lane's own model session at the lowest OS priority; `shared`: the online session. */
+  readonly session: 'background' | 'shared';
 }
 
 const DEFAULT_KEK_FILE = '.local/batch-kek';
@@ -127,6 +129,8 @@ function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined
     leaseMs: read.integer('BATCH_LEASE_MS', 60_000, 1_000, 3_600_000),
     pollMs: read.integer('BATCH_POLL_MS', 1_000, 10, 60_000),
     sweepMs: read.integer('BATCH_SWEEP_MS', 60_000, 100, 3_600_000),
+    // One more copy of the model in memory buys online latency while a batch runs (BENCHMARKS.md round 4).
+    session: read.oneOf('BATCH_SESSION', 'background', ['background', 'shared'] as const),
   };
   return keys ? { ...config, keys } : undefined;
 }

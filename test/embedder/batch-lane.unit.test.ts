@@ -88,3 +88,43 @@ describe('the batch lane', () => {
     expect((await busy).ok && (await a).ok && (await b).ok).toBe(true);
   });
 });
+
+describe('the batch lane with a model of its own (a low-priority session)', () => {
+  it('runs beside online calls: an online request never waits for a batch-lane call', async () => {
+    const online = fakeModel();
+    const background = fakeModel();
+    const batcher = new Batcher(online.embed, LIMITS, undefined, undefined, background.embed);
+    const bulk = batcher.submit(
+      'bulk',
+      Array.from({ length: 24 }, (_, i) => row(100 + i)),
+      undefined,
+      'batch',
+    );
+    expect(background.batchTags(0)).toEqual([100, 101, 102, 103, 104, 105, 106, 107]);
+    expect(online.calls).toHaveLength(0); // the lane never uses the online model
+    // The batch call is still running; the online request is cut at once on its own model.
+    const request = batcher.submit('org', [row(1), row(2)]);
+    expect(online.batchTags(0)).toEqual([1, 2]);
+    await online.release();
+    expect(tags(((await request) as { vectors: Float32Array[] }).vectors)).toEqual([1, 2]);
+    // Online work was just seen, yet the lane keeps full calls: the OS, not the cut, puts online first.
+    await background.release();
+    expect(background.calls[1]).toHaveLength(8);
+    while (background.pending() > 0) await background.release();
+    expect(online.calls).toHaveLength(1);
+    expect(tags(((await bulk) as { vectors: Float32Array[] }).vectors)).toEqual(Array.from({ length: 24 }, (_, i) => 100 + i));
+  });
+
+  it('fails only the lines of a failed batch-lane call, and online work goes on', async () => {
+    const online = fakeModel();
+    const background = fakeModel();
+    const batcher = new Batcher(online.embed, LIMITS, undefined, undefined, background.embed);
+    const lines = batcher.submit('bulk', [row(100)], undefined, 'batch');
+    const request = batcher.submit('org', [row(1)]);
+    const linesFailed = expect(lines).rejects.toThrow('worker died');
+    await background.release(new Error('worker died'));
+    await linesFailed;
+    await online.release();
+    expect((await request).ok).toBe(true);
+  });
+});

@@ -122,6 +122,13 @@ describe('embedder config', () => {
     expect(message).not.toContain('QUEUE_MAX_TOKENS');
   });
 
+  it('runs the Batch API lane on a background session unless told to share the online one', () => {
+    const kek = { ...GRANT, BATCH_KEK: 'a'.repeat(64), BATCH_STORE: 'dir:.local/test-config-batch' };
+    expect(loadConfig(kek).batch?.session).toBe('background');
+    expect(loadConfig({ ...kek, BATCH_SESSION: 'shared' }).batch?.session).toBe('shared');
+    expect(() => loadConfig({ ...kek, BATCH_SESSION: 'idle' })).toThrow(/BATCH_SESSION/);
+  });
+
   it('needs the grant secret it shares with authz, at least 32 characters', () => {
     expect(() => loadConfig({ REDIS_URL_FILE: '/nonexistent', GRANT_SECRET_FILE: '/nonexistent/grant-secret' })).toThrow(
       /GRANT_SECRET \/ GRANT_SECRET_FILE/,

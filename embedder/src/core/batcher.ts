@@ -7,9 +7,12 @@
  *
  * Two lanes, online first: the Batch API's lines wait in a lane of their own (fair between
  * tenants too) that the model serves only when no online input waits, so bulk work runs on the
- * capacity online requests leave idle. An online request that arrives while a batch-lane call
- * runs waits for that call, so while online work has been seen lately (ONLINE_RECENT_MS) the
- * batch lane's calls are cut smaller (BACKGROUND_SHARE of the budget), bounding that wait.
+ * capacity online requests leave idle. Given a model of its own (model/background-runner.ts:
+ * a session at the lowest OS priority), the lane runs its calls there, beside the online calls,
+ * and the OS scheduler gives online work the CPU first: no online request waits for a batch
+ * call. Sharing the online model, an online request that arrives while a batch-lane call runs
+ * waits for that call, so while online work has been seen lately (ONLINE_RECENT_MS) the batch
+ * lane's calls are cut smaller (BACKGROUND_SHARE of the budget), bounding that wait.
  *
  * The model and the clock are injected (`EmbedRows`, `now`), so the policy is unit-tested with fakes.
  */
@@ -78,12 +81,16 @@ export class Batcher {
   /** The model's measured pace, for an honest retry-after when a request is refused. */
   private readonly drain = new DrainEstimate();
   private running = false;
+  /** A call of the batch lane's own model runs (only with `backgroundEmbed`). */
+  private runningBackground = false;
 
+  /** `backgroundEmbed`: the batch lane's own model; without it the lane shares `embed`. */
   constructor(
     private readonly embed: EmbedRows,
     limits: BatchLimits,
     private readonly onBatch: BatchObserver = () => undefined,
     private readonly now: () => number = () => performance.now(),
+    private readonly backgroundEmbed?: EmbedRows,
   ) {
     this.queues = new TenantQueues(limits);
     this.background = new TenantQueues({
@@ -168,14 +175,26 @@ export class Batcher {
   }
 
   private pump(): void {
+    if (this.backgroundEmbed && !this.runningBackground) {
+      const lines = this.background.nextBatch();
+      if (lines.length > 0) {
+        this.runningBackground = true;
+        this.call(this.backgroundEmbed, lines, () => (this.runningBackground = false));
+      }
+    }
     if (this.running) return;
     let batch = this.queues.nextBatch();
-    if (batch.length === 0) {
+    if (batch.length === 0 && !this.backgroundEmbed) {
       const onlineLately = this.now() - this.lastOnline < ONLINE_RECENT_MS;
       batch = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
     }
     if (batch.length === 0) return;
     this.running = true;
+    this.call(this.embed, batch, () => (this.running = false));
+  }
+
+  /** One model call on `model`; `idle` marks its model free before the next pump. */
+  private call(model: EmbedRows, batch: readonly Entry[], idle: () => void): void {
     const started = this.now();
     const jobs = new Set(batch.map((e) => e.job));
     for (const job of jobs) job.queueMs ??= started - job.submittedAt;
@@ -185,7 +204,7 @@ export class Batcher {
       return seconds;
     };
     let seconds: number | undefined;
-    this.embed(batch.map((e) => e.row))
+    model(batch.map((e) => e.row))
       .then((vectors) => {
         seconds = finished();
         this.deliver(batch, vectors);
@@ -196,12 +215,16 @@ export class Batcher {
       })
       .finally(() => {
         const longest = Math.max(...batch.map((e) => e.row.length));
-        this.drain.observe(
-          batch.reduce((sum, e) => sum + e.row.length, 0),
-          seconds ?? 0,
-        );
+        // The online model's pace tells a refused request when to come back; the background
+        // model's pace, at the lowest priority, says nothing about it.
+        if (model === this.embed) {
+          this.drain.observe(
+            batch.reduce((sum, e) => sum + e.row.length, 0),
+            seconds ?? 0,
+          );
+        }
         this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: seconds ?? 0 });
-        this.running = false;
+        idle();
         this.pump();
       });
   }

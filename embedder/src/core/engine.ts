@@ -7,7 +7,8 @@ import { Batcher, type BatchLimits, type BatchObserver, type Lane } from './batc
 import { CpuGate } from './cpu-gate.js';
 import { admitInput, contextLengthMessage, instructed, type TruncationPolicy } from './tokens.js';
 import { API_DIMENSIONS, readManifest, type ModelManifest } from '../../../contract/model-manifest.js';
-import { startModelRunner, type EmbedRows } from '../model/runner.js';
+import { startBackgroundRunner } from '../model/background-runner.js';
+import { startModelRunner, type EmbedRows, type RunnerOptions } from '../model/runner.js';
 import { loadTokenizer, type ModelTokenizer } from '../model/tokenizer.js';
 import type { EmbedderConfig } from '../config.js';
 
@@ -81,6 +82,8 @@ export interface EngineParts {
   readonly manifest: ModelManifest;
   readonly tokenizer: ModelTokenizer;
   readonly embedRows: EmbedRows;
+  /** The batch lane's own model (a low-priority session); without it the lane shares `embedRows`. */
+  readonly backgroundRows?: EmbedRows;
   readonly limits: BatchLimits;
   readonly isReady: () => boolean;
   readonly close?: () => Promise<void>;
@@ -101,7 +104,7 @@ const TOKENIZE_SLICE_MS = 10;
 /** Composes an engine from its parts (tests pass a fake `embedRows`). */
 export function createEngine(parts: EngineParts): EmbeddingEngine {
   const { manifest, tokenizer } = parts;
-  const batcher = new Batcher(parts.embedRows, parts.limits, parts.onBatch);
+  const batcher = new Batcher(parts.embedRows, parts.limits, parts.onBatch, undefined, parts.backgroundRows);
   const batchGate = new CpuGate();
   return {
     modelId: parts.modelId,
@@ -180,7 +183,7 @@ export function loadEngine(config: EmbedderConfig, hooks: EngineHooks = {}): Loa
   const tokenizer = loadTokenizer(config.modelDir);
   let ready = false;
   let dead = false;
-  const runner = startModelRunner({
+  const options: RunnerOptions = {
     modelDir: config.modelDir,
     threads: config.ortIntraOpThreads,
     manifest,
@@ -189,16 +192,19 @@ export function loadEngine(config: EmbedderConfig, hooks: EngineHooks = {}): Loa
       dead = true;
       hooks.onFatal?.(err);
     },
-  });
-  const loaded = runner.loaded.then(() => {
+  };
+  const runner = startModelRunner(options);
+  // With the Batch API on, its lane gets a session of its own at the lowest OS priority (issue 27).
+  const background = config.batch?.session === 'background' ? startBackgroundRunner(options) : undefined;
+  const loaded = Promise.all([runner.loaded, background?.loaded]).then(() => {
     ready = true;
   });
-  loaded.catch(() => (dead = true));
   const engine = createEngine({
     modelId: config.modelId ?? manifest.id,
     manifest,
     tokenizer,
     embedRows: runner.embedRows,
+    ...(background ? { backgroundRows: background.embedRows } : {}),
     limits: {
       maxBatchTokens: config.batchMaxTokens,
       maxBatchSize: config.batchMaxSize,
@@ -208,7 +214,7 @@ export function loadEngine(config: EmbedderConfig, hooks: EngineHooks = {}): Loa
       maxTenantTokens: config.queueTenantMaxTokens,
     },
     isReady: () => ready && !dead,
-    close: () => runner.close(),
+    close: async () => void (await Promise.all([runner.close(), background?.close()])),
     onBatch: hooks.onBatch,
   });
   return { engine, manifest, ready: loaded };

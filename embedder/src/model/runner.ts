@@ -22,6 +22,8 @@ export interface RunnerOptions {
   readonly threads: number;
   readonly manifest: Pick<WorkerSetup, 'outputName' | 'pooling' | 'nativeDimensions'>;
   readonly outDimensions: number;
+  /** The worker thread's nice value (Linux only: see background-runner.ts); unset keeps the process's. */
+  readonly niceness?: number;
   /** Called once if the worker dies; pending batches are rejected either way. */
   readonly onFatal?: (err: Error) => void;
 }
@@ -44,6 +46,7 @@ export function startModelRunner(options: RunnerOptions): ModelRunner {
     modelPath: join(options.modelDir, 'model.onnx'),
     threads: options.threads,
     outDimensions: options.outDimensions,
+    ...(options.niceness === undefined ? {} : { niceness: options.niceness }),
     ...pickSetup(options.manifest),
   };
   disableOrtTelemetry();

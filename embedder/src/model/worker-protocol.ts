@@ -9,6 +9,8 @@ export interface WorkerSetup {
   readonly pooling: Pooling;
   readonly nativeDimensions: number;
   readonly outDimensions: number;
+  /** This thread's OS nice value, set before the session opens so its intra-op threads inherit it (background-runner.ts). */
+  readonly niceness?: number;
 }
 
 /** One batch: the rows' token ids concatenated, and each row's length. */

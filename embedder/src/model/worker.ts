@@ -2,6 +2,7 @@
  * Entry of the model worker thread: owns the ONNX session, pads each batch, runs it and pools
  * the output, so the main thread's event loop never waits on inference (see session.ts).
  */
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { poolBatch } from './pooling.js';
 import { openSession, padBatch, type ModelSession } from './session.js';
@@ -25,6 +26,9 @@ async function serve(session: ModelSession, message: ToWorker): Promise<void> {
 }
 
 try {
+  // Linux keeps a nice value per thread and new threads inherit it: set here, before the session
+  // creates its thread pool, it lowers this worker and its intra-op threads, not the process.
+  if (setup.niceness !== undefined) setPriority(0, setup.niceness);
   const session = await openSession(setup.modelPath, setup.threads, setup.outputName);
   // Batches arrive one at a time from the batcher; a chain keeps them in order regardless.
   let chain = Promise.resolve();
