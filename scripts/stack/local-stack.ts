@@ -5,7 +5,7 @@
  */
 import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { renderEnvoyConfig, type EnvoySettings } from '../../envoy/render.js';
+import { AUTHZ_DEFAULTS, renderEnvoyConfig, type EnvoySettings } from '../../envoy/render.js';
 import {
   authzComponent,
   embedderComponent,
@@ -107,7 +107,7 @@ export function writeLocalEnvoyConfig(s: LocalStackSettings): void {
       authzPort: s.authz.port,
       tlsCertFile: s.tls.certFile,
       tlsKeyFile: s.tls.keyFile,
-      authzTimeoutMs: s.envoy?.authzTimeoutMs ?? 500,
+      authzTimeoutMs: s.envoy?.authzTimeoutMs ?? AUTHZ_DEFAULTS.timeoutMs,
       embedderTimeoutS: s.envoy?.embedderTimeoutS ?? 600,
       retryAfterSeconds: s.envoy?.retryAfterSeconds ?? 1,
       ...(s.svc.authzCallerTokenFile ? { authzCallerToken: readFileSync(s.svc.authzCallerTokenFile, 'utf8').trim() } : {}),

@@ -45,6 +45,7 @@ export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {})
     keyCacheMaxKeys: 10_000,
     keyCacheMaxUnknown: 50_000,
     keyLookupsMaxInFlight: 32,
+    checksMaxInFlight: 256,
     callerToken: TEST_CALLER_TOKEN,
     callerAuth: 'token',
     metricsToken: 'authz-tests-metrics-token-0123456789abcdef',

@@ -4,6 +4,8 @@
  * organization costs one read per interval, not one per Check; the stop may therefore let
  * requests through for up to that long after the budget is reached (and the tokens of requests
  * already admitted are still counted). Bounded: at most MAX_ORGS organizations are remembered.
+ * Concurrent Checks of an organization not cached share one read (single flight): a burst of a
+ * new organization's requests costs one round trip, not one of ~30 commands per request.
  */
 import { budgetDecision, monthDaysSoFar, type BudgetDeny } from '../../../contract/budget.js';
 import type { BudgetStore } from '../store/budgets.js';
@@ -18,6 +20,8 @@ interface Entry {
 
 export class BudgetGate {
   private readonly entries = new Map<string, Entry>();
+  /** Reads in flight, by organization; at most one each, so bounded by the Checks in flight. */
+  private readonly reading = new Map<string, Promise<BudgetDeny | null>>();
 
   constructor(
     private readonly store: Pick<BudgetStore, 'withUsage'>,
@@ -28,6 +32,14 @@ export class BudgetGate {
   async check(org: string, now: number): Promise<BudgetDeny | null> {
     const cached = this.entries.get(org);
     if (cached && now < cached.until) return cached.deny;
+    const pending = this.reading.get(org);
+    if (pending) return pending;
+    const read = this.read(org, now).finally(() => this.reading.delete(org));
+    this.reading.set(org, read);
+    return read;
+  }
+
+  private async read(org: string, now: number): Promise<BudgetDeny | null> {
     const { budget, usedTokens } = await this.store.withUsage(org, monthDaysSoFar(now));
     const deny = budgetDecision(budget, usedTokens, now);
     this.entries.delete(org);
