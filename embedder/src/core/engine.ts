@@ -5,6 +5,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Batcher, type BatchLimits, type BatchObserver, type Lane } from './batcher.js';
 import { CpuGate } from './cpu-gate.js';
+import { defaultBatchMaxTokens } from './batch-budget.js';
 import { admitInput, contextLengthMessage, instructed, type TruncationPolicy } from './tokens.js';
 import { API_DIMENSIONS, readManifest, type ModelManifest } from '../../../contract/model-manifest.js';
 import { startModelRunner, type EmbedRows } from '../model/runner.js';
@@ -200,7 +201,7 @@ export function loadEngine(config: EmbedderConfig, hooks: EngineHooks = {}): Loa
     tokenizer,
     embedRows: runner.embedRows,
     limits: {
-      maxBatchTokens: config.batchMaxTokens,
+      maxBatchTokens: config.batchMaxTokens ?? defaultBatchMaxTokens(manifest.maxTokens, config.ortIntraOpThreads),
       maxBatchSize: config.batchMaxSize,
       maxQueueInputs: config.queueMaxInputs,
       maxQueueTokens: config.queueMaxTokens,
