@@ -1,6 +1,7 @@
 /**
- * authz's admission (edge/admission.ts): at most N Checks at once, the rest answered
- * UNAVAILABLE at once; a Check whose caller gave up (deadline passed, cancelled) does no work.
+ * authz's admission (edge/admission.ts): at most N Checks held, the rest answered UNAVAILABLE at
+ * once; of those held, a few decided at once and the others started in arrival order; a Check
+ * whose caller gave up (deadline passed, cancelled) does no work, also after waiting.
  * The handler is a stand-in that holds each call until the test releases it, so "in flight" is
  * exact; calls are plain objects with the two fields admission reads.
  */
@@ -13,12 +14,16 @@ type Handler = grpc.handleUnaryCall<string, string>;
 
 function held() {
   const waiting: Array<() => void> = [];
-  const handler: Handler = (_call, callback) => waiting.push(() => callback(null, 'decided'));
-  return { handler, waiting, releaseOne: () => waiting.shift()!() };
+  const started: string[] = [];
+  const handler: Handler = (call, callback) => {
+    started.push(call.request);
+    waiting.push(() => callback(null, 'decided'));
+  };
+  return { handler, waiting, started, releaseOne: () => waiting.shift()!() };
 }
 
-function call(deadline: number = Number.POSITIVE_INFINITY, cancelled = false) {
-  return { cancelled, getDeadline: () => deadline } as unknown as grpc.ServerUnaryCall<string, string>;
+function call(deadline: number = Number.POSITIVE_INFINITY, cancelled = false, request = '') {
+  return { cancelled, request, getDeadline: () => deadline } as unknown as grpc.ServerUnaryCall<string, string>;
 }
 
 function ask(handler: Handler, c = call()): Promise<Answer> {
@@ -26,7 +31,7 @@ function ask(handler: Handler, c = call()): Promise<Answer> {
 }
 
 describe('admitChecks', () => {
-  it('decides at most maxInFlight Checks at once and refuses the next at once, UNAVAILABLE', async () => {
+  it('holds at most maxInFlight Checks and refuses the next at once, UNAVAILABLE', async () => {
     const inner = held();
     const admit = admitChecks(inner.handler, 2);
     const first = ask(admit);
@@ -43,6 +48,24 @@ describe('admitChecks', () => {
     inner.releaseOne();
     expect(await second).toEqual({ error: null, value: 'decided' });
     expect(await third).toEqual({ error: null, value: 'decided' });
+  });
+
+  it('decides a few at once and starts the others in arrival order, skipping those whose deadline passed while they waited', async () => {
+    const inner = held();
+    const admit = admitChecks(inner.handler, 100, 2);
+    const later = Date.now() + 60_000;
+    const answers = ['a', 'b', 'c', 'd', 'e'].map((name) => ask(admit, call(name === 'd' ? Date.now() + 50 : later, false, name)));
+    expect(inner.started).toEqual(['a', 'b']);
+    inner.releaseOne();
+    expect(inner.started).toEqual(['a', 'b', 'c']);
+    // d's deadline passes while it waits: when its turn comes it is refused without work, and e starts.
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    inner.releaseOne();
+    expect(inner.started).toEqual(['a', 'b', 'c', 'e']);
+    inner.releaseOne();
+    inner.releaseOne();
+    const outcomes = await Promise.all(answers);
+    expect(outcomes.map((o) => o.value ?? o.error?.code)).toEqual(['decided', 'decided', 'decided', grpc.status.UNAVAILABLE, 'decided']);
   });
 
   it('does no work for a Check whose deadline passed or whose caller cancelled it', async () => {
