@@ -5,6 +5,11 @@
  * legitimate requests served, with p99 under 1 s.
  *
  *   npx tsx bench/flood-keys.ts [--rate 2000] [--seconds 20] [--legit-rate 50] [--burst 200] [--per-source-rps 100]
+ *     [--authz-millicores 150]
+ *
+ * `--authz-millicores N` holds authz to N/1000 of a CPU with a cgroup quota after the warm-up,
+ * as a Kubernetes limit does (test/pressure/cpu-quota.ts; needs root). Envoy's authz deadline and
+ * bound are the shipped ones (envoy/render.ts AUTHZ_DEFAULTS), not the test stacks' 0.5 s.
  *
  * Two runs, each on a fresh stack: the shipped defaults (no per-source limit: authz's key cache
  * alone keeps known keys first), then with Envoy's per-source limit (ENVOY_PER_SOURCE_RPS) at
@@ -29,6 +34,8 @@ import { repoRoot, startStack, type EnvoyOverrides, type Stack } from '../test/s
 import { quantile } from './hey.ts';
 import { openLoop, openSessions, send } from './open-loop.ts';
 import { cpuMs } from './processes.ts';
+import { AUTHZ_DEFAULTS } from '../envoy/render.ts';
+import { limitCpu, type CpuQuota } from '../test/pressure/cpu-quota.ts';
 
 const { values } = parseArgs({
   options: {
@@ -37,6 +44,7 @@ const { values } = parseArgs({
     'legit-rate': { type: 'string', default: '50' },
     burst: { type: 'string', default: '200' },
     'per-source-rps': { type: 'string', default: '100' },
+    'authz-millicores': { type: 'string', default: '0' },
   },
 });
 const rate = Number(values.rate);
@@ -44,6 +52,7 @@ const seconds = Number(values.seconds);
 const legitRate = Number(values['legit-rate']);
 const burst = Number(values.burst);
 const perSourceRps = Number(values['per-source-rps']);
+const authzMillicores = Number(values['authz-millicores']);
 const run = promisify(execFile);
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 const FLOOD_SOURCE = '127.0.0.2';
@@ -77,13 +86,19 @@ async function envoyCounters(adminPort: number): Promise<Record<string, number>>
 
 /** One flood against a fresh stack with `envoy` settings; the figures of the legitimate client. */
 async function scenario(name: string, envoy: EnvoyOverrides) {
-  const stack = await startStack(join(repoRoot, '.local/models/test'), envoy);
+  const stack = await startStack(join(repoRoot, '.local/models/test'), {
+    authzTimeoutMs: AUTHZ_DEFAULTS.timeoutMs,
+    authzMaxChecks: AUTHZ_DEFAULTS.maxChecks,
+    ...envoy,
+  });
+  let quota: CpuQuota | undefined;
   try {
     const key = orgWithKey(stack, 'legit', { rpm: 100_000_000, tpm: 1_000_000_000 }).key;
     const body = JSON.stringify({ model: stack.svc.modelId, input: 'Patient reports mild headache since Tuesday.' });
     const headers = () => ({ authorization: `Bearer ${key}` });
     // Warm-up: JIT, connections, the key in authz's cache.
     await openLoop({ port: stack.ports.gateway, ca: stack.ca, rate: legitRate, seconds: 2, sessions: 2, body, headers });
+    if (authzMillicores > 0) quota = limitCpu(stack.processes.authz.pid!, authzMillicores);
     const lookupsBefore = await keyLookups(stack);
     const pids = { authz: stack.processes.authz.pid!, envoy: stack.processes.envoy.pid!, embedder: stack.processes.embedder.pid! };
     const cpuBefore = Object.fromEntries(Object.entries(pids).map(([name, pid]) => [name, cpuMs(pid)]));
@@ -156,8 +171,11 @@ async function scenario(name: string, envoy: EnvoyOverrides) {
       authzKeyLookups: Object.fromEntries(Object.entries(lookupsAfter).map(([k, v]) => [k, v - (lookupsBefore[k] ?? 0)])),
       coresUsed: cores,
       envoyCounters: await envoyCounters(stack.ports.admin),
+      authzMillicores: authzMillicores || null,
+      authzThrottledPeriods: quota?.throttledPeriods() ?? null,
     };
   } finally {
+    quota?.release();
     await stack.stop();
   }
 }
@@ -166,7 +184,7 @@ const shipped = await scenario('shipped defaults', {});
 const perSource = await scenario(`per-source limit ${perSourceRps}/s`, { perSourceRps });
 const result = {
   date: new Date().toISOString(),
-  command: `npx tsx bench/flood-keys.ts --rate ${rate} --seconds ${seconds} --legit-rate ${legitRate} --burst ${burst} --per-source-rps ${perSourceRps}`,
+  command: `npx tsx bench/flood-keys.ts --rate ${rate} --seconds ${seconds} --legit-rate ${legitRate} --burst ${burst} --per-source-rps ${perSourceRps} --authz-millicores ${authzMillicores}`,
   scenarios: [shipped, perSource],
 };
 console.log(JSON.stringify(result, null, 2));

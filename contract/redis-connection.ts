@@ -3,6 +3,14 @@
  * admin's each build their one connection on it and register their own scripts): a command
  * timeout, no offline queue and no retries, so an unreachable or slow Redis fails within the
  * timeout with StoreUnavailableError instead of queueing or hanging.
+ *
+ * The timeout tells a slow Redis from a slow process. Node runs expired timers before it reads
+ * sockets, so a process frozen past the timeout (a CPU limit's throttling, a burst that kept the
+ * event loop busy) would otherwise fail commands whose replies already sit unread in the socket:
+ * one starved moment taken for a dead Redis, failing every Check at once. So when the timeout
+ * fires, guard looks once more after the socket has been read (setImmediate runs after the poll
+ * phase) and fails only a command still unanswered then. A dead or stalled Redis with a process
+ * that keeps up is still failed at the timeout, one event-loop turn later.
  */
 import type { Redis } from 'ioredis';
 import { openRedis, type RedisSettings } from './redis-target.js';
@@ -13,6 +21,44 @@ export class StoreUnavailableError extends Error {
     super(`redis unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'StoreUnavailableError';
   }
+}
+
+/**
+ * ioredis's own commandTimeout, as a multiple of the timeout guard() enforces: only for a
+ * command sent outside guard(). Far beyond it, because ioredis's timer has the very fault
+ * guard() avoids (it fires before a frozen process reads the reply).
+ */
+const BACKSTOP_FACTOR = 20;
+
+/**
+ * `work()`, rejected with "Command timed out" if it has not settled `ms` after it started and
+ * still has not once the sockets have been read after that (the header says why).
+ */
+export function withDeadline<T>(work: () => Promise<T>, ms: number): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(
+      () =>
+        setImmediate(() => {
+          if (!settled) reject(new Error('Command timed out'));
+        }),
+      ms,
+    );
+    const finish = () => {
+      settled = true;
+      clearTimeout(timer);
+    };
+    new Promise<T>((started) => started(work())).then(
+      (value) => {
+        finish();
+        resolve(value);
+      },
+      (error: unknown) => {
+        finish();
+        reject(error);
+      },
+    );
+  });
 }
 
 /** Flat HGETALL-style reply ([field, value, …]) to an object. */
@@ -33,7 +79,8 @@ export class RedisConnection<R extends Redis = Redis> {
     this.prefix = options.prefix;
     this.timeoutMs = options.timeoutMs;
     const redis = openRedis(options, {
-      commandTimeout: options.timeoutMs,
+      // A backstop only: guard() bounds every command at timeoutMs itself (see above).
+      commandTimeout: options.timeoutMs * BACKSTOP_FACTOR,
       connectTimeout: Math.max(1000, options.timeoutMs),
       maxRetriesPerRequest: 0,
       enableOfflineQueue: false,
@@ -45,13 +92,11 @@ export class RedisConnection<R extends Redis = Redis> {
     this.redis = redis as R;
   }
 
-  /** Runs one command, turning any failure into StoreUnavailableError. */
-  async guard<T>(command: () => Promise<T>): Promise<T> {
-    try {
-      return await command();
-    } catch (error) {
+  /** Runs one command within the timeout, turning any failure into StoreUnavailableError. */
+  guard<T>(command: () => Promise<T>): Promise<T> {
+    return withDeadline(command, this.timeoutMs).catch((error: unknown) => {
       throw new StoreUnavailableError(error);
-    }
+    });
   }
 
   /** True while the connection is up. */

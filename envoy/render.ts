@@ -5,7 +5,7 @@
  * CLI: `npx tsx envoy/render.ts <out.yaml>` (or `--caller-secret <sds-file>`: that file alone), reading GATEWAY_PORT, GATEWAY_HOST,
  * GATEWAY_HOST_V6, ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT,
  * TLS_CERT_FILE, TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S, RETRY_AFTER_SECONDS,
- * REQUEST_TIMEOUT_S, CONNECTION_IDLE_TIMEOUT_S, ENVOY_MAX_CONNECTIONS, ENVOY_MAX_HEAP_MB,
+ * REQUEST_TIMEOUT_S, CONNECTION_IDLE_TIMEOUT_S, ENVOY_MAX_CONNECTIONS, ENVOY_MAX_HEAP_MB, AUTHZ_MAX_CHECKS,
  * ENVOY_PER_SOURCE_RPS, ENVOY_STATS_PORT (envoy/stats.ts; 0, the default, is off) and AUTHZ_CALLER_TOKEN_FILE (default .local/authz-caller-token, read when
  * it exists; its first line is written to authz-caller-token.sds.yaml next to the bootstrap, which
  * names that file and holds no secret) from the environment; EMBEDDER_ENDPOINTS / AUTHZ_ENDPOINTS (`host:port,host:port`)
@@ -42,6 +42,8 @@ export interface EnvoySettings {
   readonly tlsKeyFile: string;
   /** ext_authz's deadline; past it Envoy fails closed with 503 authorization_unavailable. */
   readonly authzTimeoutMs: number;
+  /** Checks outstanding at authz at once, all replicas together; past it 503 at once (AUTHZ_DEFAULTS). */
+  readonly authzMaxChecks?: number;
   /** Route and idle timeout towards the embedder; past it 503 upstream_unavailable. */
   readonly embedderTimeoutS: number;
   /** retry-after on Envoy's own 503s. */
@@ -83,6 +85,16 @@ export interface Endpoint {
   readonly host: string;
   readonly port: number;
 }
+
+/**
+ * How long Envoy waits for a Check, and how many it has outstanding at authz at once. The
+ * deadline is well past authz's own Redis timeout (REDIS_TIMEOUT_MS, 500 ms): equal, a burst
+ * that a CPU-limited authz decides in 600 ms failed whole, though a dead Redis is still
+ * answered at 500 ms. The bound keeps what authz is asked within what it can decide by then:
+ * at 150m of CPU authz decides about 1 Check per 7 ms of wall time, so 128 take about 0.9 s
+ * (docs/cpu-limits.md); the excess is refused at once, without costing authz anything.
+ */
+export const AUTHZ_DEFAULTS = Object.freeze({ timeoutMs: 2_000, maxChecks: 128 });
 
 /** Defaults of the optional limits; the README's "Security" section measures them. */
 export const LIMIT_DEFAULTS = Object.freeze({
@@ -140,7 +152,8 @@ export function settingsFromEnv(env: Env): EnvoySettings {
     authzPort: port('AUTHZ_PORT', 9191),
     tlsCertFile: file('TLS_CERT_FILE', '.local/tls/server.pem'),
     tlsKeyFile: file('TLS_KEY_FILE', '.local/tls/server-key.pem'),
-    authzTimeoutMs: positive('AUTHZ_TIMEOUT_MS', 500),
+    authzTimeoutMs: positive('AUTHZ_TIMEOUT_MS', AUTHZ_DEFAULTS.timeoutMs),
+    authzMaxChecks: positive('AUTHZ_MAX_CHECKS', AUTHZ_DEFAULTS.maxChecks),
     // The largest valid request (1,000 inputs x 512 tokens) took minutes on 2 shared cores
     // with the default model; the OpenAI SDKs' own default timeout is 10 minutes.
     embedderTimeoutS: positive('EMBEDDER_TIMEOUT_S', 600),
@@ -322,6 +335,7 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     TLS_CERT_FILE: settings.tlsCertFile,
     TLS_KEY_FILE: settings.tlsKeyFile,
     AUTHZ_TIMEOUT: `${settings.authzTimeoutMs / 1000}s`,
+    AUTHZ_MAX_CHECKS: String(settings.authzMaxChecks ?? AUTHZ_DEFAULTS.maxChecks),
     EMBEDDER_TIMEOUT: `${settings.embedderTimeoutS}s`,
     RETRY_AFTER_SECONDS: String(settings.retryAfterSeconds),
     GATEWAY_ADDITIONAL_ADDRESSES: JSON.stringify(

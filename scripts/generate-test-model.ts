@@ -34,7 +34,7 @@ export const TEST_MODEL = {
  * numbers are those of the official onnx/onnx.proto (checked against the
  * onnx.proto shipped in the `onnx` 1.23.2 Python wheel).
  */
-const ONNX_DESCRIPTOR = {
+export const ONNX_DESCRIPTOR = {
   nested: {
     onnx: {
       nested: {
@@ -136,19 +136,19 @@ const ONNX_DESCRIPTOR = {
   },
 };
 
-const FLOAT = 1;
-const INT64 = 7;
-const ATTR_FLOAT = 1;
-const ATTR_INT = 2;
+export const FLOAT = 1;
+export const INT64 = 7;
+export const ATTR_FLOAT = 1;
+export const ATTR_INT = 2;
 
-interface Tensor {
+export interface Tensor {
   name: string;
   dims: number[];
   data_type: number;
   raw_data: Uint8Array;
 }
 
-function floatTensor(name: string, dims: number[], fill: (i: number) => number): Tensor {
+export function floatTensor(name: string, dims: number[], fill: (i: number) => number): Tensor {
   const n = dims.reduce((a, b) => a * b, 1);
   const buf = new Uint8Array(n * 4);
   const view = new DataView(buf.buffer);
@@ -160,18 +160,18 @@ function randomTensor(name: string, dims: number[], next: () => number, scale: n
   return floatTensor(name, dims, () => (next() * 2 - 1) * scale);
 }
 
-function int64Tensor(name: string, dims: number[], values: number[]): Tensor {
+export function int64Tensor(name: string, dims: number[], values: number[]): Tensor {
   const buf = new Uint8Array(values.length * 8);
   const view = new DataView(buf.buffer);
   for (const [i, v] of values.entries()) view.setBigInt64(i * 8, BigInt(v), true);
   return { name, dims, data_type: INT64, raw_data: buf };
 }
 
-function node(op_type: string, input: string[], output: string[], attribute: object[] = []): object {
+export function node(op_type: string, input: string[], output: string[], attribute: object[] = []): object {
   return { op_type, input, output, name: output[0], attribute };
 }
 
-function valueInfo(name: string, elemType: number, dims: Array<string | number>): object {
+export function valueInfo(name: string, elemType: number, dims: Array<string | number>): object {
   return {
     name,
     type: {

@@ -54,6 +54,8 @@ export interface AuthzConfig extends AccessSettings {
   readonly keyCacheMaxKeys: number;
   readonly keyCacheMaxUnknown: number;
   readonly keyLookupsMaxInFlight: number;
+  /** Checks decided at once (edge/admission.ts); past it UNAVAILABLE at once. */
+  readonly checksMaxInFlight: number;
   /**
    * The secret Envoy sends with every Check (AUTHZ_CALLER_TOKEN[_FILE]); authz's gRPC services
    * other than health refuse any caller without it (edge/caller.ts). Undefined when none is
@@ -110,6 +112,9 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     keyCacheMaxKeys: read.integer('KEY_CACHE_MAX_KEYS', KEY_CACHE_DEFAULTS.maxKnown, 1, 10_000_000),
     keyCacheMaxUnknown: read.integer('KEY_CACHE_MAX_UNKNOWN', KEY_CACHE_DEFAULTS.maxUnknown, 0, 10_000_000),
     keyLookupsMaxInFlight: read.integer('KEY_LOOKUPS_MAX_IN_FLIGHT', KEY_CACHE_DEFAULTS.maxUnknownInFlight, 1, 100_000),
+    // Above Envoy's own bound (AUTHZ_MAX_CHECKS, 128), so with one gateway Envoy refuses first
+    // and authz spends nothing on the excess; this one holds when several callers share authz.
+    checksMaxInFlight: read.integer('AUTHZ_MAX_CHECKS_IN_FLIGHT', 256, 1, 100_000),
     callerToken: readTokenValues(read, 'AUTHZ_CALLER_TOKEN', '.local/authz-caller-token', repoRoot),
     callerAuth: read.oneOf('AUTHZ_CALLER_AUTH', 'token', ['token', 'mesh']) as 'token' | 'mesh',
     metricsToken: readTokenValues(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),

@@ -20,8 +20,11 @@ export interface EmbedderConfig {
   /** Overrides the manifest's id as the public model id; undefined serves the manifest's. */
   readonly modelId: string | undefined;
   readonly ortIntraOpThreads: number;
-  /** Padded tokens (longest input × inputs) one model call may hold. */
-  readonly batchMaxTokens: number;
+  /**
+   * Padded tokens (longest input × inputs) one model call may hold; undefined: derived from
+   * the model's length and the threads (core/batch-budget.ts).
+   */
+  readonly batchMaxTokens: number | undefined;
   readonly batchMaxSize: number;
   readonly queueMaxInputs: number;
   readonly queueMaxTokens: number;
@@ -135,6 +138,11 @@ function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined
   return keys ? { ...config, keys } : undefined;
 }
 
+/** An integer variable with no default (undefined when unset), at least `min`. */
+function optionalInteger(read: EnvReader, name: string, min: number): number | undefined {
+  return read.optional(name) === undefined ? undefined : read.integer(name, min, min);
+}
+
 /** The longest input a model may take; a batch must always be able to hold one. */
 const MAX_INPUT_TOKENS = 512;
 
@@ -147,9 +155,8 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     modelDir: resolve(read.string('MODEL_DIR', '.local/models/default')),
     modelId: read.optional('MODEL_ID'),
     ortIntraOpThreads: read.integer('ORT_INTRA_OP_THREADS', availableParallelism(), 1, 256),
-    // Measured (BENCHMARKS.md): long inputs run faster in small batches on CPU, and 32 × 512-token
-    // batches took the resident memory to 4 GB; 2,048 still fits 32 short sentences per call.
-    batchMaxTokens: read.integer('BATCH_MAX_TOKENS', 2_048, MAX_INPUT_TOKENS),
+    // Unset: the model's length × 4 rows per thread (core/batch-budget.ts argues it).
+    batchMaxTokens: optionalInteger(read, 'BATCH_MAX_TOKENS', MAX_INPUT_TOKENS),
     batchMaxSize: read.integer('BATCH_MAX_SIZE', 32, 1, 4096),
     // A tenant's share holds one request of 1,000 inputs × 512 tokens; the whole queue holds four
     // such shares, so one tenant at its share leaves room for the others (about 16 MB of token ids).

@@ -5,7 +5,7 @@
  */
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { firstValue, writeEnvoyConfig, type EnvoySettings } from '../../envoy/render.js';
+import { AUTHZ_DEFAULTS, firstValue, writeEnvoyConfig, type EnvoySettings } from '../../envoy/render.js';
 import {
   authzComponent,
   embedderComponent,
@@ -105,7 +105,7 @@ export function writeLocalEnvoyConfig(s: LocalStackSettings): void {
     authzPort: s.authz.port,
     tlsCertFile: s.tls.certFile,
     tlsKeyFile: s.tls.keyFile,
-    authzTimeoutMs: s.envoy?.authzTimeoutMs ?? 500,
+    authzTimeoutMs: s.envoy?.authzTimeoutMs ?? AUTHZ_DEFAULTS.timeoutMs,
     embedderTimeoutS: s.envoy?.embedderTimeoutS ?? 600,
     retryAfterSeconds: s.envoy?.retryAfterSeconds ?? 1,
     ...(s.svc.authzCallerTokenFile ? { authzCallerToken: firstValue(readFileSync(s.svc.authzCallerTokenFile, 'utf8')) } : {}),

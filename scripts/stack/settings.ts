@@ -81,6 +81,7 @@ function envoyTuning(env: Env, read: EnvReader): LocalStackSettings['envoy'] {
     const s = settingsFromEnv({ ...env, AUTHZ_CALLER_TOKEN_FILE: undefined });
     return {
       authzTimeoutMs: s.authzTimeoutMs,
+      authzMaxChecks: s.authzMaxChecks,
       embedderTimeoutS: s.embedderTimeoutS,
       retryAfterSeconds: s.retryAfterSeconds,
       gatewayExtraHosts: s.gatewayExtraHosts ?? [],

@@ -11,7 +11,8 @@ describe('embedder config', () => {
       host: '127.0.0.1',
       port: 8081,
       modelId: undefined,
-      batchMaxTokens: 2_048,
+      // Unset: derived from the model and the threads when the engine loads (batch-budget.test.ts).
+      batchMaxTokens: undefined,
       batchMaxSize: 32,
       queueMaxInputs: 4_000,
       queueMaxTokens: 2_097_152,

@@ -53,6 +53,14 @@ describe('the Envoy bootstrap', () => {
     expect(endpoint('authz')).toEqual({ address: '127.0.0.1', port_value: 9191 });
   });
 
+  it('bounds the Checks outstanding at authz (AUTHZ_MAX_CHECKS), so the excess is refused at once', () => {
+    const breaker = (config: any) => config.static_resources.clusters.find((c: any) => c.name === 'authz').circuit_breakers.thresholds[0];
+    expect(breaker(bootstrap)).toMatchObject({ max_requests: 128, max_retries: 256 });
+    const env = { TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile, AUTHZ_MAX_CHECKS: '32' };
+    expect(breaker(parse(renderEnvoyConfig(settingsFromEnv(env))))).toMatchObject({ max_requests: 32 });
+    expect(() => settingsFromEnv({ ...env, AUTHZ_MAX_CHECKS: '0' })).toThrow(/AUTHZ_MAX_CHECKS/);
+  });
+
   it('gives the embeddings route a timeout long enough for the largest request, configurable', () => {
     const route = (config: any) =>
       config.static_resources.listeners[0].filter_chains[0].filters[0].typed_config.route_config.virtual_hosts[0].routes.find(
@@ -95,7 +103,8 @@ describe('the Envoy bootstrap', () => {
     expect(extAuthz.status_on_error.code).toBe('ServiceUnavailable');
     // No body reaches authz, and no body is buffered before it answers.
     expect(extAuthz.with_request_body).toBeUndefined();
-    expect(extAuthz.grpc_service.timeout).toBe('0.5s');
+    // Past authz's own Redis timeout (0.5 s), so a CPU-limited authz gets to answer a burst.
+    expect(extAuthz.grpc_service.timeout).toBe('2s');
     expect(hcm.http_filters[4].typed_config.max_request_bytes).toBe(1048576);
   });
 

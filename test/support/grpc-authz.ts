@@ -46,6 +46,7 @@ export function testConfig(prefix: string, overrides: Partial<AuthzConfig> = {})
     keyCacheMaxKeys: 10_000,
     keyCacheMaxUnknown: 50_000,
     keyLookupsMaxInFlight: 32,
+    checksMaxInFlight: 256,
     callerToken: fixedSecret(TEST_CALLER_TOKEN),
     callerAuth: 'token',
     metricsToken: fixedSecret('authz-tests-metrics-token-0123456789abcdef'),

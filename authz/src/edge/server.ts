@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import type { Tracer } from '@opentelemetry/api';
 import type { Logger } from 'pino';
 import type { AuthzConfig } from '../config.js';
+import { admitChecks } from './admission.js';
 import { requireCaller } from './caller.js';
 import { createCheckHandler } from './check.js';
 import { createHealthHandlers } from './health.js';
@@ -50,6 +51,8 @@ export function createServer(deps: ServerDeps): grpc.Server {
   };
   const keyCache = metrics ? new InstrumentedKeyCache(config.keyCacheTtlMs, metrics, limits) : new KeyCache(config.keyCacheTtlMs, limits);
   let check = createCheckHandler({ config, store, clock, log, keyCache });
+  // Inside the metrics, so Checks refused for overload count as `unavailable`.
+  check = admitChecks(check, config.checksMaxInFlight);
   if (metrics) check = instrumentCheck(check, metrics);
   if (tracer) check = traceCheck(check, tracer);
   // Outermost, so a refused caller costs no span, no metric and no parsing beyond gRPC's own.

@@ -5,6 +5,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Batcher, type BatchLimits, type BatchObserver, type Lane } from './batcher.js';
 import { CpuGate } from './cpu-gate.js';
+import { defaultBatchMaxTokens } from './batch-budget.js';
 import { admitInput, contextLengthMessage, instructed, type TruncationPolicy } from './tokens.js';
 import { API_DIMENSIONS, readManifest, type ModelManifest } from '../../../contract/model-manifest.js';
 import { startBackgroundRunner } from '../model/background-runner.js';
@@ -206,7 +207,7 @@ export function loadEngine(config: EmbedderConfig, hooks: EngineHooks = {}): Loa
     embedRows: runner.embedRows,
     ...(background ? { backgroundRows: background.embedRows } : {}),
     limits: {
-      maxBatchTokens: config.batchMaxTokens,
+      maxBatchTokens: config.batchMaxTokens ?? defaultBatchMaxTokens(manifest.maxTokens, config.ortIntraOpThreads),
       maxBatchSize: config.batchMaxSize,
       maxQueueInputs: config.queueMaxInputs,
       maxQueueTokens: config.queueMaxTokens,

@@ -1,0 +1,59 @@
+/**
+ * The default batch budget (embedder/src/core/batch-budget.ts): the model's length × 4 rows per
+ * ORT thread, within 4 to 16 rows; and the engine uses it when BATCH_MAX_TOKENS is unset.
+ */
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../embedder/src/config.js';
+import { BATCH_ROWS, defaultBatchMaxTokens } from '../../embedder/src/core/batch-budget.js';
+import { loadEngine } from '../../embedder/src/core/engine.js';
+
+const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
+/** What every embedder must be given (config.test.ts): a grant secret, and no Redis is asked here. */
+const GRANT = { GRANT_SECRET: 'embedder-batch-budget-test-secret-0123456789', REDIS_URL_FILE: '/nonexistent/redis-url' };
+
+describe('defaultBatchMaxTokens', () => {
+  it('holds 4 full-length rows per thread: 8 notes of 512 tokens on 2 threads, not the fixed 4', () => {
+    expect(defaultBatchMaxTokens(512, 2)).toBe(4_096);
+    expect(defaultBatchMaxTokens(512, 3)).toBe(512 * 12);
+    expect(defaultBatchMaxTokens(256, 2)).toBe(2_048);
+  });
+
+  it('keeps at least 4 rows on one thread and at most 16 on many, whatever the model length', () => {
+    expect(defaultBatchMaxTokens(512, 1)).toBe(512 * BATCH_ROWS.min);
+    expect(defaultBatchMaxTokens(512, 0)).toBe(512 * BATCH_ROWS.min);
+    expect(defaultBatchMaxTokens(512, 64)).toBe(512 * BATCH_ROWS.max);
+    expect(defaultBatchMaxTokens(8_192, 4)).toBe(8_192 * 16);
+    // Always room for one input of the model's full length.
+    for (const threads of [1, 2, 4, 16]) expect(defaultBatchMaxTokens(128, threads)).toBeGreaterThanOrEqual(128);
+  });
+});
+
+describe('the engine, BATCH_MAX_TOKENS unset or set (test model, 512 tokens)', () => {
+  const note = Array.from({ length: 400 }, (_, i) => `word${i % 50}`).join(' ');
+
+  async function callSizes(env: Record<string, string>): Promise<number[]> {
+    const config = loadConfig({ ...GRANT, MODEL_DIR: join(repoRoot, '.local/models/test'), ORT_INTRA_OP_THREADS: '2', ...env });
+    const sizes: number[] = [];
+    const { engine, ready } = loadEngine(config, { onBatch: (stats) => sizes.push(stats.size) });
+    try {
+      await ready;
+      const outcome = await engine.embed({
+        tenant: 'acme',
+        inputs: Array.from({ length: 8 }, () => note),
+        inputType: undefined,
+        policy: { kind: 'keep', tokens: 512 },
+      });
+      expect(outcome.kind).toBe('embedded');
+      return sizes;
+    } finally {
+      await engine.close();
+    }
+  }
+
+  it('puts 8 long notes in one call on 2 threads when unset, and keeps an explicit budget', async () => {
+    expect(await callSizes({})).toEqual([8]);
+    expect(await callSizes({ BATCH_MAX_TOKENS: '2048' })).toEqual([4, 4]);
+  });
+});
