@@ -150,6 +150,26 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
   },
   { names: ['STACK_REDIS_PORT'], default: '`6390`', usedBy: 'stack', meaning: "Port of `make up`'s own Redis" },
   {
+    names: ['SETTLEMENT_MIN_REPLICAS'],
+    default: '`0`',
+    usedBy: 'embedder',
+    meaning:
+      "Redis replicas that must hold a usage record (Redis `WAIT`) before its 200; fewer within `SETTLEMENT_WAIT_MS`, the record is voided, the tokens refunded and the request answered 503 `authorization_unavailable`. 0 for a standalone Redis; the deploy overlays with replicas set 1, so a failover loses no answered request",
+  },
+  {
+    names: ['SETTLEMENT_WAIT_MS'],
+    default: '`500`',
+    usedBy: 'embedder',
+    meaning: 'How long the embedder waits for those replicas (10 to 2000)',
+  },
+  {
+    names: ['EMBEDDER_REDIS_USERNAME', 'EMBEDDER_REDIS_PASSWORD', 'EMBEDDER_REDIS_PASSWORD_FILE'],
+    default: '— / — / —',
+    usedBy: 'authz',
+    meaning:
+      "The embedder's Redis user, which authz creates and keeps (re-created on every connection and every 30 s, so it survives a Redis restart): FCALL of the settlement functions only, on keys under a namespace the embedder never learns ([docs/settlement.md](settlement.md)). Unset: nobody creates it (development, where the embedder uses a full user)",
+  },
+  {
     names: ['EMBEDDER_REDIS_USER'],
     default: '`ctg-embedder`',
     usedBy: 'stack',
@@ -348,7 +368,19 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
     meaning: 'Limits for organizations without their own',
   },
   { names: ['ORT_INTRA_OP_THREADS'], default: 'number of cores', usedBy: 'embedder', meaning: 'ONNX Runtime threads' },
-  { names: ['BATCH_MAX_TOKENS'], default: '`2048`', usedBy: 'embedder', meaning: 'Padded tokens per model call' },
+  {
+    names: ['BATCH_MAX_TOKENS'],
+    default: "the model's `maxTokens` × 4 rows per ONNX Runtime thread (4 to 16 rows; 4096 for a 512-token model on 2 threads)",
+    usedBy: 'embedder',
+    meaning: 'Padded tokens per model call (the deploy env keeps 2048, the figure its memory limits were measured at)',
+  },
+  {
+    names: ['BATCH_SESSION'],
+    default: '`background`',
+    usedBy: 'embedder',
+    meaning:
+      "`background`: the Batch API's lines run on a model session of their own whose threads run at nice 19, so online work always runs first; `shared`: on the online session between online calls (one copy of the model in memory)",
+  },
   { names: ['BATCH_MAX_SIZE'], default: '`32`', usedBy: 'embedder', meaning: 'Inputs per model call' },
   {
     names: ['QUEUE_MAX_INPUTS', 'QUEUE_MAX_TOKENS'],
