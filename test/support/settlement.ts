@@ -140,18 +140,20 @@ export async function recordTestUsage(
  * the past, which the settlement itself (Redis's clock) never writes.
  */
 export async function recordUsage(
-  store: { connection: { keys: { prefix: string } } },
+  store: { connection: { keys: { prefix: string }; redis: Redis } },
   usage: Omit<UsageRecord, 'kind' | 'batch'> & { kind?: UsageRecord['kind']; batch?: string },
 ): Promise<void> {
-  await seedUsage(store.connection.keys.prefix, usage);
+  await seedUsage(store.connection.keys.prefix, usage, store.connection.redis);
 }
 
 /** recordUsage under `prefix`. */
 export async function seedUsage(
   prefix: string,
   usage: Omit<UsageRecord, 'kind' | 'batch'> & { kind?: UsageRecord['kind']; batch?: string },
+  redis: Redis = fullClient(),
 ): Promise<void> {
-  const keys = await testSettlementKeys(prefix);
+  await redis.set(settlementNsKey(prefix), randomBytes(16).toString('hex'), 'NX');
+  const keys = settlementKeys(prefix, (await redis.get(settlementNsKey(prefix)))!);
   const day = new Date(usage.time).toISOString().slice(0, 10);
   const daily = keys.usageDaily(usage.org, day);
   await fullClient()
