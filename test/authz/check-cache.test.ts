@@ -1,6 +1,6 @@
 /**
  * The key cache through the real gRPC server over the real Redis: a cached Check makes exactly
- * one Redis round trip (the rate-limit script), changes show within KEY_CACHE_TTL_MS, expiry is
+ * one Redis round trip (the settlement library's check), changes show within KEY_CACHE_TTL_MS, expiry is
  * immediate, and an outage still fails closed. Redis round trips are counted twice: by spying
  * on the store, and by MONITOR on a separate connection (filtered by this test's prefix).
  */
@@ -11,20 +11,22 @@ import { envoyCheck, startAuthz, testConfig, TEST_MODEL, type RunningAuthz } fro
 import { startRedisProxy } from '../support/redis-proxy.js';
 import { connectedStore, TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
 import { OrgStore } from '../../admin/src/store/organizations.js';
+import { settlementFunctionNames } from '../../contract/redis/settlement-keys.js';
 import { addKey, addOrg } from './fixtures.js';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 const TTL_MS = 1000;
 const UNKNOWN = `Bearer CTG_ZZZZZZZZZZZZ_${'A'.repeat(38)}`;
 
-/** Redis commands sent under `prefix` by clients (not by Lua scripts), in execution order. */
+/** Redis commands sent under `prefix` (or calling its check function) by clients (not by Lua scripts), in execution order. */
 async function startMonitor(prefix: string) {
+  const checkFunction = settlementFunctionNames(prefix).check;
   const redis = new Redis(TEST_REDIS_URL);
   const monitor = await redis.monitor();
   let seen: string[][] = [];
   let sentinels = 0;
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source !== 'lua' && args.some((arg) => arg.startsWith(prefix))) seen.push(args);
+    if (source !== 'lua' && args.some((arg) => arg.startsWith(prefix) || arg === checkFunction)) seen.push(args);
   });
   return {
     /** The commands since the last call; a sentinel command marks the end, since MONITOR is asynchronous. */
@@ -84,8 +86,10 @@ describe('Check with the key cache (real gRPC, real Redis)', () => {
       expect(await check(`Bearer ${key}`)).toBe('ok');
       const commands = await monitor.take();
       expect(commands).toHaveLength(1);
-      expect(commands[0]![0]!.toLowerCase()).toMatch(/^evalsha$|^eval$/);
-      expect(commands[0]).toContain(`${prefix}rl:req:acme:${TEST_MODEL}`);
+      // The check function (settlement.lua): it names its keys itself, under the secret namespace.
+      expect(commands[0]![0]!.toLowerCase()).toBe('fcall');
+      expect(commands[0]).toContain(settlementFunctionNames(prefix).check);
+      expect(commands[0]).toContain(TEST_MODEL);
       expect([lookupKey.mock.calls.length, checkLimits.mock.calls.length]).toEqual([1, 2]);
     } finally {
       lookupKey.mockRestore();

@@ -21,6 +21,7 @@ import {
   type TestEmbedder,
 } from '../support/embedder-app.js';
 import { TEST_REDIS_URL } from '../support/redis-store.js';
+import { testSettlementKeys } from '../support/settlement.js';
 import { addOrg } from '../authz/fixtures.js';
 import { BudgetStore } from '../../admin/src/store/budgets.js';
 
@@ -150,7 +151,7 @@ describe('the Batch API', () => {
     // Billed once per embedded line, as batch work, with the batch's key and model.
     const usage = execFileSync(
       'redis-cli',
-      ['-u', TEST_REDIS_URL, 'XRANGE', `${embedder.authz.store.connection.keys.prefix}usage`, '-', '+'],
+      ['-u', TEST_REDIS_URL, 'XRANGE', (await testSettlementKeys(embedder.authz.store.connection.keys.prefix)).usageStream, '-', '+'],
       {
         encoding: 'utf8',
       },

@@ -5,6 +5,7 @@
  * The segment is reclaimed after its lease by another worker; every line must come out once and be
  * billed once (one usage record of kind batch, the counts exact).
  */
+import { issueGrant, testSettlementKeys } from '../support/settlement.js';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -37,6 +38,7 @@ beforeAll(async () => {
   embedder = await startTestEmbedder(ensureTestModel());
   store = await openDirectoryStore(join(dir, 'store'));
   queue = openBatchStore({ url: TEST_REDIS_URL, prefix: embedder.authz.store.connection.keys.prefix, timeoutMs: 2000 });
+  usageStream = (await testSettlementKeys(embedder.authz.store.connection.keys.prefix)).usageStream;
   files = new BatchFiles({ store, ring, limits: { maxBytes: 1e8, maxLines: 1e5 }, retentionSeconds: 3600, parseLine: parseJsonBody });
 }, 60_000);
 
@@ -80,6 +82,13 @@ function worker(faults: { beforeCommit?: number; beforeWrite?: number } = {}): B
   return runner;
 }
 
+/** A create request's grant with its record, as authz's Check writes it. */
+async function issuedGrant(): Promise<GrantClaims> {
+  const claims = grant();
+  await issueGrant(embedder.authz.store.connection.keys.prefix, claims);
+  return claims;
+}
+
 const grant = (): GrantClaims => ({
   org: 'test-org',
   key: 'TESTKEYIDAAA',
@@ -101,7 +110,11 @@ async function runBatch(lines: number, workers: BatchRunner[]) {
   ).join('\n');
   const input = await files.upload('test-org', 'in.jsonl', text(content));
   const batches = new Batches(queue, files, ring);
-  const created = await batches.create(grant(), { input_file_id: input.id, endpoint: '/v1/embeddings', completion_window: '24h' });
+  const created = await batches.create(await issuedGrant(), {
+    input_file_id: input.id,
+    endpoint: '/v1/embeddings',
+    completion_window: '24h',
+  });
   for (const w of workers) w.start();
   const until = Date.now() + 60_000;
   for (;;) {
@@ -112,9 +125,11 @@ async function runBatch(lines: number, workers: BatchRunner[]) {
   }
 }
 
+/** The usage stream's name, under the settlement's namespace (read once the stack is up). */
+let usageStream = '';
+
 function usageOf(batch: string): string[] {
-  const prefix = embedder.authz.store.connection.keys.prefix;
-  const out = execFileSync('redis-cli', ['-u', TEST_REDIS_URL, '--no-raw', 'XRANGE', `${prefix}usage`, '-', '+'], {
+  const out = execFileSync('redis-cli', ['-u', TEST_REDIS_URL, '--no-raw', 'XRANGE', usageStream, '-', '+'], {
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,
   });
@@ -138,7 +153,11 @@ describe('expiry and retention', () => {
     ).join('\n');
     const input = await files.upload('test-org', 'in.jsonl', text(content));
     const batches = new Batches(queue, files, ring);
-    const created = await batches.create(grant(), { input_file_id: input.id, endpoint: '/v1/embeddings', completion_window: '24h' });
+    const created = await batches.create(await issuedGrant(), {
+      input_file_id: input.id,
+      endpoint: '/v1/embeddings',
+      completion_window: '24h',
+    });
     const key = `${embedder.authz.store.connection.keys.prefix}b:{test-org}:${created.id}`;
     // Its 24-hour window, moved into the past (the record and the index of open batches).
     const past = String(Date.now() - 1);

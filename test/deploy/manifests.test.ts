@@ -248,7 +248,14 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     }
     expect(mounted).toEqual({
       'ctg-admin/admin': ['ctg-admin-oidc', 'ctg-audit-secret', 'ctg-key-hash-secret', 'ctg-metrics-token', 'ctg-redis-admin'],
-      'ctg-authz/authz': ['ctg-authz-caller-token', 'ctg-grant-secret', 'ctg-key-hash-secret', 'ctg-metrics-token', 'ctg-redis'],
+      'ctg-authz/authz': [
+        'ctg-authz-caller-token',
+        'ctg-grant-secret',
+        'ctg-key-hash-secret',
+        'ctg-metrics-token',
+        'ctg-redis',
+        'ctg-redis-embedder',
+      ],
       'ctg-embedder/embedder': ['ctg-grant-secret', 'ctg-metrics-token', 'ctg-redis-embedder'],
       'ctg-gateway/envoy': ['ctg-gateway-tls'],
       'ctg-gateway/render-config': ['ctg-authz-caller-token'],

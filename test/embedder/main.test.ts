@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { testGrant, TEST_MODEL_ID, ensureTestModel, startTestAuthz } from '../support/embedder-app.js';
+import { issuedTestGrant, TEST_MODEL_ID, ensureTestModel, startTestAuthz } from '../support/embedder-app.js';
 import type { RunningAuthz } from '../support/grpc-authz.js';
 import { TEST_REDIS_URL } from '../support/redis-store.js';
 import { TEST_GRANT_SECRET } from '../support/settlement.js';
@@ -52,7 +52,11 @@ describe('embedder process', () => {
     await vi.waitFor(async () => expect((await fetch(`${base}/ready`)).status).toBe(200), { timeout: 60_000, interval: 100 });
     const res = await fetch(`${base}/v1/embeddings`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-request-id': 'proc-1', ...testGrant() },
+      headers: {
+        'content-type': 'application/json',
+        'x-request-id': 'proc-1',
+        ...(await issuedTestGrant(authz.store.connection.keys.prefix)),
+      },
       body: JSON.stringify({ model: TEST_MODEL_ID, input: ['heart attack', 'fractured femur'] }),
     });
     expect(res.status).toBe(200);
@@ -90,7 +94,7 @@ describe('embedder process', () => {
       await vi.waitFor(async () => expect((await fetch(`${at}/ready`)).status).toBe(503), { timeout: 2_000, interval: 50 });
       const res = await fetch(`${at}/v1/embeddings`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...testGrant() },
+        headers: { 'content-type': 'application/json', ...(await issuedTestGrant(authz.store.connection.keys.prefix)) },
         body: JSON.stringify({ model: TEST_MODEL_ID, input: 'served while out of rotation' }),
       });
       expect(res.status).toBe(200);

@@ -19,6 +19,7 @@ import { openSettlementStore, type SettlementStore } from '../../embedder/src/se
 import { TEST_GRANT_SECRET } from '../support/settlement.js';
 import { TEST_REDIS_URL } from '../support/redis-store.js';
 import { ensureTestModel, startTestAuthz, testGrant, TEST_METRICS_TOKEN, TEST_MODEL_ID } from '../support/embedder-app.js';
+import { issuingGrants } from '../support/settlement.js';
 import type { RunningAuthz } from '../support/grpc-authz.js';
 
 /** A request as the engine takes it; the fake engines here ignore it (its shape grows with the engine). */
@@ -50,7 +51,7 @@ beforeAll(async () => {
   });
   const loaded = loadEngine(config);
   engine = loaded.engine;
-  settlement = openSettlementStore({ ...config.redis, timeoutMs: 10_000 });
+  settlement = issuingGrants(openSettlementStore({ ...config.redis, timeoutMs: 10_000 }), authz.store.connection.keys.prefix);
   app = buildApp({
     config,
     engine: traceEngine(engine, tracer),

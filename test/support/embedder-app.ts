@@ -20,7 +20,7 @@ import type { AuthzConfig } from '../../authz/src/config.js';
 import { addKey, addOrg } from '../authz/fixtures.js';
 import { startAuthz, testConfig, type RunningAuthz } from './grpc-authz.js';
 import { TEST_REDIS_URL, testPrefix } from './redis-store.js';
-import { ANY_REQUEST, grantHeader, issueGrant, issuingGrants, TEST_GRANT_SECRET } from './settlement.js';
+import { grantHeader, issueGrant, issuingGrants, testClaims, TEST_GRANT_SECRET } from './settlement.js';
 import { GRANT_HEADER } from '../../contract/headers.js';
 import { signGrant, verifyGrant } from '../../contract/grant.js';
 import { startBatchService, type BatchService } from '../../embedder/src/batch/service.js';
@@ -38,6 +38,13 @@ const TEST_KEY_ID = 'TESTKEYIDAAA';
  */
 export function testGrant(claims: Partial<GrantClaims> = {}): Record<string, string> {
   const full = { org: TEST_ORG, key: TEST_KEY_ID, model: TEST_MODEL_ID, ...claims };
+  return { ...grantHeader(full), 'x-gateway-org-id': full.org, 'x-gateway-key-id': full.key };
+}
+
+/** testGrant's headers with its grant record written, as authz's Check would (for embedders outside the harness). */
+export async function issuedTestGrant(prefix: string, claims: Partial<GrantClaims> = {}): Promise<Record<string, string>> {
+  const full = testClaims({ org: TEST_ORG, key: TEST_KEY_ID, model: TEST_MODEL_ID, ...claims });
+  await issueGrant(prefix, full);
   return { ...grantHeader(full), 'x-gateway-org-id': full.org, 'x-gateway-key-id': full.key };
 }
 
@@ -152,16 +159,19 @@ export async function startTestEmbedder(
 }
 
 /**
- * Makes app.inject({…}) bind a test grant made for ANY_REQUEST to the request it travels with
- * (signed again with its method and url), as authz binds every grant to the request it checked.
+ * Makes app.inject({…}) bind a test grant to the request it travels with (signed again with its
+ * method and url), as authz binds every grant to the request it checked: the harness's tests
+ * are about what the embedder does with a grant, the binding itself is test/e2e/settlement's.
  */
 function bindTestGrants(app: FastifyInstance): void {
   const inject = app.inject.bind(app);
   const bound = (options: Record<string, unknown>): Record<string, unknown> => {
     const headers = options.headers as Record<string, string> | undefined;
     const checked = verifyGrant(headers?.[GRANT_HEADER], [TEST_GRANT_SECRET], Date.now());
-    if (!checked.ok || checked.claims.method !== ANY_REQUEST.method || checked.claims.path !== ANY_REQUEST.path) return options;
-    const claims = { ...checked.claims, method: String(options.method ?? 'GET').toUpperCase(), path: String(options.url) };
+    const method = String(options.method ?? 'GET').toUpperCase();
+    const path = String(options.url);
+    if (!checked.ok || (checked.claims.method === method && checked.claims.path === path)) return options;
+    const claims = { ...checked.claims, method, path };
     return { ...options, headers: { ...headers, [GRANT_HEADER]: signGrant(claims, TEST_GRANT_SECRET) } };
   };
   (app as unknown as { inject: unknown }).inject = (options?: unknown) =>

@@ -13,16 +13,13 @@ import type { UsageRecord } from '../../contract/usage-record.js';
 import { openSettlementStore, type SettlementStore } from '../../embedder/src/settlement/store.js';
 import { connectedStore, TEST_REDIS_URL } from './redis-store.js';
 
-/** The method and path of a test grant that the test embedder binds to whatever request carries it. */
-export const ANY_REQUEST = Object.freeze({ method: 'ANY', path: '/*' });
-
 /** The grant secret of every test authz and embedder. */
 export const TEST_GRANT_SECRET = 'embedder-and-authz-test-grant-secret-0123456789';
 
 /**
- * A grant as authz signs it on an allowed Check; fresh uid and a minute to live unless
- * overridden. Its method and path are ANY_REQUEST's unless given: the test embedder's inject
- * (embedder-app.ts) signs those again with the request's own, as authz would have.
+ * A grant as authz signs it on an allowed Check; fresh uid, a minute to live, for POST
+ * /v1/embeddings unless overridden (the test embedder's inject binds it to the request it
+ * travels with: embedder-app.ts).
  */
 export function testClaims(overrides: Partial<GrantClaims> = {}): GrantClaims {
   return {
@@ -32,7 +29,8 @@ export function testClaims(overrides: Partial<GrantClaims> = {}): GrantClaims {
     tpm: 1_000_000,
     uid: randomUUID(),
     exp: Date.now() + 60_000,
-    ...ANY_REQUEST,
+    method: 'POST',
+    path: '/v1/embeddings',
     ...overrides,
   };
 }
@@ -142,18 +140,20 @@ export async function recordTestUsage(
  * the past, which the settlement itself (Redis's clock) never writes.
  */
 export async function recordUsage(
-  store: { connection: { keys: { prefix: string } } },
+  store: { connection: { keys: { prefix: string }; redis: Redis } },
   usage: Omit<UsageRecord, 'kind' | 'batch'> & { kind?: UsageRecord['kind']; batch?: string },
 ): Promise<void> {
-  await seedUsage(store.connection.keys.prefix, usage);
+  await seedUsage(store.connection.keys.prefix, usage, store.connection.redis);
 }
 
 /** recordUsage under `prefix`. */
 export async function seedUsage(
   prefix: string,
   usage: Omit<UsageRecord, 'kind' | 'batch'> & { kind?: UsageRecord['kind']; batch?: string },
+  redis: Redis = fullClient(),
 ): Promise<void> {
-  const keys = await testSettlementKeys(prefix);
+  await redis.set(settlementNsKey(prefix), randomBytes(16).toString('hex'), 'NX');
+  const keys = settlementKeys(prefix, (await redis.get(settlementNsKey(prefix)))!);
   const day = new Date(usage.time).toISOString().slice(0, 10);
   const daily = keys.usageDaily(usage.org, day);
   await fullClient()
