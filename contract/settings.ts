@@ -75,19 +75,22 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
     names: ['AUTHZ_TIMEOUT_MS'],
     default: '`2000`',
     usedBy: 'Envoy',
-    meaning: "ext_authz deadline; past it 503 `authorization_unavailable`. Longer than authz's own Redis timeout (`REDIS_TIMEOUT_MS`), so a Check slowed by a starved CPU is still answered ([docs/cpu-limits.md](cpu-limits.md))",
+    meaning:
+      "ext_authz deadline; past it 503 `authorization_unavailable`. Longer than authz's own Redis timeout (`REDIS_TIMEOUT_MS`), so a Check slowed by a starved CPU is still answered ([docs/cpu-limits.md](cpu-limits.md))",
   },
   {
     names: ['AUTHZ_MAX_CHECKS'],
     default: '`128`',
     usedBy: 'Envoy',
-    meaning: 'Checks outstanding at authz at once, all replicas together (a circuit breaker); past it 503 `authorization_unavailable` at once. Raise it with the replicas',
+    meaning:
+      'Checks outstanding at authz at once, all replicas together (a circuit breaker); past it 503 `authorization_unavailable` at once. Raise it with the replicas',
   },
   {
     names: ['AUTHZ_MAX_CHECKS_IN_FLIGHT'],
     default: '`256`',
     usedBy: 'authz',
-    meaning: 'Checks one authz holds at once (16 decided at a time, oldest first); past it, and for a Check whose deadline passed while it waited, a fast 503 `authorization_unavailable` with no work done',
+    meaning:
+      'Checks one authz holds at once (16 decided at a time, oldest first); past it, and for a Check whose deadline passed while it waited, a fast 503 `authorization_unavailable` with no work done',
   },
   {
     names: ['EMBEDDER_TIMEOUT_S'],
@@ -154,7 +157,7 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
     default: '`0`',
     usedBy: 'embedder',
     meaning:
-      "Redis replicas that must hold a usage record (Redis `WAIT`) before its 200; fewer within `SETTLEMENT_WAIT_MS`, the record is voided, the tokens refunded and the request answered 503 `authorization_unavailable`. 0 for a standalone Redis; the deploy overlays with replicas set 1, so a failover loses no answered request",
+      'Redis replicas that must hold a usage record (Redis `WAIT`) before its 200; fewer within `SETTLEMENT_WAIT_MS`, the record is voided, the tokens refunded and the request answered 503 `authorization_unavailable`. 0 for a standalone Redis; the deploy overlays with replicas set 1, so a failover loses no answered request',
   },
   {
     names: ['SETTLEMENT_WAIT_MS'],

@@ -110,7 +110,16 @@ async function scrape(fleet: Fleet, embedder: string, token: string): Promise<nu
 /** A request straight to an embedder with a grant signed by `secret`: its status. */
 async function directGrant(fleet: Fleet, secret: string): Promise<number> {
   const grant = signGrant(
-    { org: 'org-a', key: 'ABCDEFGHIJKL', model: fleet.modelId, tpm: 1_000, uid: randomUUID(), exp: Date.now() + 60_000, method: 'POST', path: '/v1/embeddings' },
+    {
+      org: 'org-a',
+      key: 'ABCDEFGHIJKL',
+      model: fleet.modelId,
+      tpm: 1_000,
+      uid: randomUUID(),
+      exp: Date.now() + 60_000,
+      method: 'POST',
+      path: '/v1/embeddings',
+    },
     secret,
   );
   const res = await fetch(`http://${fleet.host('embedder-1').address}:${EMBEDDER_PORT}/v1/embeddings`, {
