@@ -9,7 +9,7 @@
 -- commands only on ROOT's keys, and passes no key names at all (numkeys 0): it never learns NS,
 -- so it cannot name a key to write raw. What it can do is call the functions, and they decide
 -- from the grant record authz wrote at Check, never from what the embedder says:
---   ROOT g:<uid>                 grant record (hash): org, key, model, tpm, method, path, cap
+--   ROOT g:<uid>                 grant record (hash): org, key, model, tpm, method, path (no query), cap
 --                                (hard-stop budget or -1), month, exp, state, sid, day
 --   ROOT rl:req:<org>:<model>    request bucket (GCRA)    ROOT rl:tok:<org>:<model>  token bucket
 --   ROOT b:<org>:<YYYY-MM>       tokens reserved and used this month (the hard stop's counter)

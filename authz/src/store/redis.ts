@@ -84,7 +84,9 @@ export class RedisStore {
       model,
       grant.grantedModel,
       grant.method,
-      grant.path,
+      // Without the query string: Redis holds identifiers and counts only, and a query may carry
+      // anything a client put there (the signed grant still binds the whole target).
+      grant.path.split('?', 1)[0],
       now,
       limits.rpm,
       limits.tpm,
