@@ -12,6 +12,7 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { settlementKeys, settlementNsKey } from '../../contract/redis/settlement-keys.js';
 import { orgWithKey } from '../support/stack-admin.js';
 import { redisUrl, repoRoot, startStack, type Stack } from '../support/stack.js';
 import { runBatchSnippet } from '../support/readme-batch.js';
@@ -41,7 +42,10 @@ const env = (label: string) => ({
 
 /** The usage stream's batch records for `batch`: one per embedded line. */
 function batchUsage(batch: string): string[] {
-  const out = execFileSync('redis-cli', ['-u', redisUrl, '--no-raw', 'XRANGE', `${stack.svc.redisKeyPrefix}usage`, '-', '+'], {
+  const prefix = stack.svc.redisKeyPrefix;
+  // The usage stream lives under the settlement's namespace, which authz created (a full user reads it).
+  const ns = execFileSync('redis-cli', ['-u', redisUrl, '--raw', 'GET', settlementNsKey(prefix)], { encoding: 'utf8' }).trim();
+  const out = execFileSync('redis-cli', ['-u', redisUrl, '--no-raw', 'XRANGE', settlementKeys(prefix, ns).usageStream, '-', '+'], {
     encoding: 'utf8',
     maxBuffer: 256 * 1024 * 1024,
   });
