@@ -135,7 +135,7 @@ describe('Containerfiles', () => {
     );
     const stack = readFileSync(join(repoRoot, 'scripts/stack/local-stack.ts'), 'utf8');
     expect(stack).toMatch(/from '\.\.\/\.\.\/envoy\/render\.js'/);
-    expect(stack).toMatch(/renderEnvoyConfig\(/);
+    expect(stack).toMatch(/writeEnvoyConfig\(/); // envoy/render.ts: the bootstrap and the caller-token SDS file
     expect(readFileSync(join(repoRoot, 'scripts/stack/components.ts'), 'utf8')).toMatch(/'--disable-hot-restart'/);
   });
 
