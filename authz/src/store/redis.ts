@@ -86,7 +86,7 @@ export class RedisStore {
       grant.method,
       // Without the query string: Redis holds identifiers and counts only, and a query may carry
       // anything a client put there (the signed grant still binds the whole target).
-      grant.path.split('?', 1)[0],
+      grant.path.split('?', 1)[0] ?? '',
       now,
       limits.rpm,
       limits.tpm,
@@ -95,11 +95,15 @@ export class RedisStore {
     ];
     let reply: number[];
     try {
-      reply = ((await redis.call('FCALL', this.settlement.functions.check, 0, ...args)) as unknown[]).map(Number);
+      // Bounded by guard() (REDIS_TIMEOUT_MS, and not failed while the process was merely frozen).
+      reply = ((await this.connection.guard(() => redis.call('FCALL', this.settlement.functions.check, 0, ...args))) as unknown[]).map(
+        Number,
+      );
     } catch (error) {
       // A Redis that lost its functions (restarted, flushed, a new primary) gets them back.
-      if (error instanceof Error && /function not found/i.test(error.message)) void this.settlement.ensure().catch(() => undefined);
-      throw new StoreUnavailableError(error);
+      const cause = error instanceof StoreUnavailableError ? error.cause : error;
+      if (cause instanceof Error && /function not found/i.test(cause.message)) void this.settlement.ensure().catch(() => undefined);
+      throw error instanceof StoreUnavailableError ? error : new StoreUnavailableError(error);
     }
     const [allowed, reason, requestsRemaining, requestsResetMs, tokensRemaining, retryAfterMs, monthlyTokens, usedTokens] = reply as [
       number,
