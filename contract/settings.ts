@@ -80,14 +80,14 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
   },
   {
     names: ['AUTHZ_MAX_CHECKS'],
-    default: '`128`',
+    default: '`512`',
     usedBy: 'Envoy',
     meaning:
       'Checks outstanding at authz at once, all replicas together (a circuit breaker); past it 503 `authorization_unavailable` at once. Raise it with the replicas',
   },
   {
     names: ['AUTHZ_MAX_CHECKS_IN_FLIGHT'],
-    default: '`256`',
+    default: '`1024`',
     usedBy: 'authz',
     meaning:
       'Checks one authz holds at once (16 decided at a time, oldest first); past it, and for a Check whose deadline passed while it waited, a fast 503 `authorization_unavailable` with no work done',

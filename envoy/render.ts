@@ -91,10 +91,12 @@ export interface Endpoint {
  * deadline is well past authz's own Redis timeout (REDIS_TIMEOUT_MS, 500 ms): equal, a burst
  * that a CPU-limited authz decides in 600 ms failed whole, though a dead Redis is still
  * answered at 500 ms. The bound keeps what authz is asked within what it can decide by then:
- * at 150m of CPU authz decides about 1 Check per 7 ms of wall time, so 128 take about 0.9 s
+ * at 150m of CPU authz decides about 1 Check per 7 ms of wall time, so 128 take about 0.9 s;
+ * the default is 512 because a keyless Check costs authz well under a millisecond and a flood of
+ * them must not take every slot from legitimate requests (test/e2e/floods.test.ts: 300 at once)
  * (docs/cpu-limits.md); the excess is refused at once, without costing authz anything.
  */
-export const AUTHZ_DEFAULTS = Object.freeze({ timeoutMs: 2_000, maxChecks: 128 });
+export const AUTHZ_DEFAULTS = Object.freeze({ timeoutMs: 2_000, maxChecks: 512 });
 
 /** Defaults of the optional limits; the README's "Security" section measures them. */
 export const LIMIT_DEFAULTS = Object.freeze({

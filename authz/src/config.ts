@@ -112,9 +112,9 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     keyCacheMaxKeys: read.integer('KEY_CACHE_MAX_KEYS', KEY_CACHE_DEFAULTS.maxKnown, 1, 10_000_000),
     keyCacheMaxUnknown: read.integer('KEY_CACHE_MAX_UNKNOWN', KEY_CACHE_DEFAULTS.maxUnknown, 0, 10_000_000),
     keyLookupsMaxInFlight: read.integer('KEY_LOOKUPS_MAX_IN_FLIGHT', KEY_CACHE_DEFAULTS.maxUnknownInFlight, 1, 100_000),
-    // Above Envoy's own bound (AUTHZ_MAX_CHECKS, 128), so with one gateway Envoy refuses first
+    // Above Envoy's own bound (AUTHZ_MAX_CHECKS, 512), so with one gateway Envoy refuses first
     // and authz spends nothing on the excess; this one holds when several callers share authz.
-    checksMaxInFlight: read.integer('AUTHZ_MAX_CHECKS_IN_FLIGHT', 256, 1, 100_000),
+    checksMaxInFlight: read.integer('AUTHZ_MAX_CHECKS_IN_FLIGHT', 1024, 1, 100_000),
     callerToken: readTokenValues(read, 'AUTHZ_CALLER_TOKEN', '.local/authz-caller-token', repoRoot),
     callerAuth: read.oneOf('AUTHZ_CALLER_AUTH', 'token', ['token', 'mesh']) as 'token' | 'mesh',
     metricsToken: readTokenValues(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),

@@ -91,7 +91,8 @@ const DELIBERATELY_UNSET: Record<string, Record<string, string>> = {
     GRANT_SECRET: 'mounted as a file (GRANT_SECRET_FILE, Secret ctg-grant-secret)',
     AUTHZ_CALLER_TOKEN: 'mounted as a file (AUTHZ_CALLER_TOKEN_FILE, Secret ctg-authz-caller-token)',
     METRICS_TOKEN: 'mounted as a file (METRICS_TOKEN_FILE, Secret ctg-metrics-token)',
-    EMBEDDER_REDIS_PASSWORD: "mounted as a file (EMBEDDER_REDIS_PASSWORD_FILE, Secret ctg-redis-embedder's password): authz creates the embedder's user with it",
+    EMBEDDER_REDIS_PASSWORD:
+      "mounted as a file (EMBEDDER_REDIS_PASSWORD_FILE, Secret ctg-redis-embedder's password): authz creates the embedder's user with it",
   },
   embedder: {
     GRANT_SECRET: 'mounted as a file (GRANT_SECRET_FILE, Secret ctg-grant-secret)',

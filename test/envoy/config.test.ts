@@ -55,7 +55,7 @@ describe('the Envoy bootstrap', () => {
 
   it('bounds the Checks outstanding at authz (AUTHZ_MAX_CHECKS), so the excess is refused at once', () => {
     const breaker = (config: any) => config.static_resources.clusters.find((c: any) => c.name === 'authz').circuit_breakers.thresholds[0];
-    expect(breaker(bootstrap)).toMatchObject({ max_requests: 128, max_retries: 256 });
+    expect(breaker(bootstrap)).toMatchObject({ max_requests: 512, max_retries: 256 });
     const env = { TLS_CERT_FILE: dirs.certFile, TLS_KEY_FILE: dirs.keyFile, AUTHZ_MAX_CHECKS: '32' };
     expect(breaker(parse(renderEnvoyConfig(settingsFromEnv(env))))).toMatchObject({ max_requests: 32 });
     expect(() => settingsFromEnv({ ...env, AUTHZ_MAX_CHECKS: '0' })).toThrow(/AUTHZ_MAX_CHECKS/);
