@@ -3,13 +3,12 @@
  * ORT thread, within 4 to 16 rows; and the engine uses it when BATCH_MAX_TOKENS is unset.
  */
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { repoRoot } from '../../contract/repo-root.js';
 import { loadConfig } from '../../embedder/src/config.js';
 import { BATCH_ROWS, defaultBatchMaxTokens } from '../../embedder/src/core/batch-budget.js';
 import { loadEngine } from '../../embedder/src/core/engine.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
 /** What every embedder must be given (config.test.ts): a grant secret, and no Redis is asked here. */
 const GRANT = { GRANT_SECRET: 'embedder-batch-budget-test-secret-0123456789', REDIS_URL_FILE: '/nonexistent/redis-url' };
 
