@@ -135,6 +135,20 @@ describe('usage survives the loss of any one component', () => {
 
   it('embedder drained (SIGTERM) with requests in flight: they finish with 200 and are recorded', async () => {
     const key = orgWithKey(stack, 'drain-embedder');
+    // The test before restarted the embedder after a SIGKILL: drain one that is serving.
+    await waitFor(
+      'the restarted embedder to serve',
+      async () =>
+        (
+          await stack.request({
+            method: 'POST',
+            path: '/v1/embeddings',
+            headers: { authorization: `Bearer ${key.key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ model: stack.svc.modelId, input: 'ready' }),
+          })
+        ).status === 200,
+      30_000,
+    );
     const inFlight = longRequests(key, 'drain-embedder');
     await sleep(1_000);
     const embedder = stack.processes.embedder;
