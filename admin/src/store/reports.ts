@@ -4,9 +4,9 @@
  * from under the settlement's secret namespace (read once; created like authz creates it when
  * admin comes first). Identifiers and counts only.
  */
-import { randomBytes } from 'node:crypto';
 import { fromPairs, type RedisConnection } from '../../../contract/redis-connection.js';
-import { NAMESPACE_RULE, settlementKeys, settlementNsKey } from '../../../contract/redis/settlement-keys.js';
+import { settlementKeys } from '../../../contract/redis/settlement-keys.js';
+import { readSettlementNamespace } from '../../../contract/redis/settlement-namespace.js';
 import { decodeUsage, type UsageEntry } from '../../../contract/usage-record.js';
 
 export interface UsageQuery {
@@ -30,14 +30,8 @@ export class UsageReports {
   /** The settlement's key names, once the namespace is read. */
   private async keys(): Promise<ReturnType<typeof settlementKeys>> {
     if (this.settlement) return this.settlement;
-    const { redis, prefix } = this.connection;
-    const key = settlementNsKey(prefix);
-    const ns = await this.connection.guard(async () => {
-      await redis.set(key, randomBytes(16).toString('hex'), 'NX');
-      return redis.get(key);
-    });
-    if (!ns || !NAMESPACE_RULE.test(ns)) throw new Error(`${key} does not hold a settlement namespace`);
-    this.settlement = settlementKeys(prefix, ns);
+    const ns = await readSettlementNamespace(this.connection);
+    this.settlement = settlementKeys(this.connection.prefix, ns);
     return this.settlement;
   }
 

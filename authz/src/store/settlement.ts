@@ -6,16 +6,9 @@
  * REPAIR_MS, so a Redis that restarted, was flushed or was promoted from a replica (ACL users are
  * not replicated) gets its functions and the embedder's user back without anyone's hand.
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import {
-  NAMESPACE_RULE,
-  renderLibrary,
-  settlementAclRules,
-  settlementFunctionNames,
-  settlementKeys,
-  settlementNsKey,
-} from '../../../contract/redis/settlement-keys.js';
+import { renderLibrary, settlementAclRules, settlementFunctionNames, settlementKeys } from '../../../contract/redis/settlement-keys.js';
+import { readSettlementNamespace } from '../../../contract/redis/settlement-namespace.js';
 import type { Connection } from './connection.js';
 
 const SETTLEMENT = readFileSync(new URL('../../../contract/redis/settlement.lua', import.meta.url), 'utf8');
@@ -69,12 +62,7 @@ export class SettlementSetup {
 
   private async repair(force: boolean): Promise<void> {
     const { redis, prefix } = this.connection;
-    const key = settlementNsKey(prefix);
-    const ns = await this.connection.guard(async () => {
-      await redis.set(key, randomBytes(16).toString('hex'), 'NX');
-      return redis.get(key);
-    });
-    if (!ns || !NAMESPACE_RULE.test(ns)) throw new Error(`${key} does not hold a settlement namespace`);
+    const ns = await readSettlementNamespace(this.connection);
     const loaded =
       !force &&
       ((await this.connection.guard(() => redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', this.functions.library))) as unknown[]).length > 0;
