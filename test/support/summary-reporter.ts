@@ -1,6 +1,8 @@
 /**
  * Prints one plain closing line, `Tests: N passed, N failed, N skipped`, after vitest's own
  * summary, so CI logs (and the workplace's CI reader) can count results in any runner format.
+ * Before it, the slowest files and their share of the run: `make test` must stay under 20
+ * minutes, and this is where a CI log says what to shorten.
  */
 import type { Reporter, TestModule } from 'vitest/node';
 
@@ -9,7 +11,9 @@ export default class SummaryReporter implements Reporter {
     let passed = 0;
     let failed = 0;
     let skipped = 0;
+    const durations: Array<[string, number]> = [];
     for (const mod of modules) {
+      durations.push([mod.moduleId, mod.diagnostic().duration]);
       for (const test of mod.children.allTests()) {
         const state = test.result().state;
         if (state === 'passed') passed += 1;
@@ -18,6 +22,12 @@ export default class SummaryReporter implements Reporter {
       }
       // A file that failed to load has no tests but must still count as a failure.
       if (mod.state() === 'failed' && [...mod.children.allTests()].length === 0) failed += 1;
+    }
+    const total = durations.reduce((sum, [, ms]) => sum + ms, 0);
+    const slowest = durations.sort((a, b) => b[1] - a[1]).slice(0, 15);
+    process.stdout.write(`\nSlowest files (of ${(total / 1000).toFixed(0)} s in all):\n`);
+    for (const [file, ms] of slowest) {
+      process.stdout.write(`  ${(ms / 1000).toFixed(1).padStart(7)} s  ${file.replace(`${process.cwd()}/`, '')}\n`);
     }
     process.stdout.write(`\nTests: ${passed} passed, ${failed} failed, ${skipped} skipped\n`);
   }
