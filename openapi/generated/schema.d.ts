@@ -73,7 +73,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a batch input file (JSONL, one /v1/embeddings request per line).
-         * @description `multipart/form-data` with `purpose` = `batch` and the `file` part: JSONL whose lines are `{"custom_id": …, "method": "POST", "url": "/v1/embeddings", "body": {…}}`, custom_ids unique, at most 50,000 lines and 200 MB (`BATCH_FILE_MAX_LINES`, `BATCH_FILE_MAX_BYTES`), each line at most 1 MiB. Streamed: authenticated on its headers, never buffered whole, encrypted at rest as it arrives. A malformed file is 400 `invalid_body` naming `file` and the line number; a larger one 413. Each line's body is checked by `/v1/embeddings`' rules when the batch runs (a bad line fails alone, into the error file).
+         * @description `multipart/form-data` with `purpose` = `batch` and the `file` part: JSONL whose lines are `{"custom_id": …, "method": "POST", "url": "/v1/embeddings", "body": {…}}`, custom_ids unique, at most 50,000 lines and 200 MB (`BATCH_FILE_MAX_LINES`, `BATCH_FILE_MAX_BYTES`), each line at most 1 MiB. Other form fields are ignored, at most 32 (names up to 64 bytes, values up to 1 KiB); more is 400 `invalid_body` naming `body`. Streamed: authenticated on its headers, never buffered whole, encrypted at rest as it arrives. A malformed file is 400 `invalid_body` naming `file` and the line number; a larger one 413. Each line's body is checked by `/v1/embeddings`' rules when the batch runs (a bad line fails alone, into the error file).
          */
         post: operations["createFile"];
         delete?: never;
