@@ -43,8 +43,8 @@ check: ## the edit-test loop: lint, the type check and the unit tests (*.unit.te
 	@test -d node_modules || npm ci --no-audit --no-fund
 	@mkdir -p .local && npm run -s lint && npx tsc --noEmit --incremental --tsBuildInfoFile .local/check.tsbuildinfo && npx vitest run --config vitest.unit.config.ts
 
-test: install ## the whole suite, end-to-end tests included (they start their own stack on free ports), then the images run as a pod (images-check)
-	@bash scripts/stack/with-redis.sh npx vitest run
+test: install ## the whole suite, end-to-end tests included (they start their own stack on free ports), in the lanes of vitest.config.ts, then the images run as a pod (images-check)
+	@bash scripts/stack/with-redis.sh node --import tsx scripts/test/lanes.ts
 	@$(MAKE) --no-print-directory images-check
 
 test-envoy: install ## only the Envoy and end-to-end suites

@@ -27,7 +27,11 @@ describe('a unit test', () => {
 
   it('runs behind the guard under make check and make test alike', () => {
     expect(unitConfig.test?.include).toEqual(['test/**/*.unit.test.ts']);
-    for (const config of [unitConfig, wholeConfig]) expect(config.test?.setupFiles).toEqual(['test/support/unit-setup.ts']);
-    expect(wholeConfig.test?.include).toEqual(['test/**/*.test.ts']);
+    expect(unitConfig.test?.setupFiles).toEqual(['test/support/unit-setup.ts']);
+    // make test's lanes (vitest.config.ts): each behind the guard, and `stack` takes every file the others do not.
+    const lanes = (wholeConfig.test?.projects ?? []) as Array<{ test: { name: string; include: string[]; setupFiles: string[] } }>;
+    expect(lanes.map((l) => l.test.name)).toEqual(['stack', 'static', 'fleet', 'timing']);
+    for (const lane of lanes) expect(lane.test.setupFiles, lane.test.name).toEqual(['test/support/unit-setup.ts']);
+    expect(lanes[0]?.test.include).toEqual(['test/**/*.test.ts']);
   });
 });
