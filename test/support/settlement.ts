@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { signGrant, type GrantClaims } from '../../contract/grant.js';
 import { GRANT_HEADER } from '../../contract/headers.js';
 import { settlementKeys, settlementNsKey } from '../../contract/redis/settlement-keys.js';
-import { USAGE_FIELDS, type UsageRecord } from '../../contract/usage-record.js';
+import { USAGE_DAILY_FIELDS as DAILY, USAGE_FIELDS, type UsageRecord } from '../../contract/usage-record.js';
 import { openSettlementStore, type SettlementStore } from '../../embedder/src/settlement/store.js';
 import { connectedStore, TEST_REDIS_URL } from './redis-store.js';
 
@@ -164,10 +164,10 @@ export async function seedUsage(
   await fullClient()
     .multi()
     .xadd(keys.usageStream, '*', ...usageFields({ ...usage, kind: usage.kind ?? 'online', batch: usage.batch ?? '' }))
-    .hincrby(daily, 'requests', 1)
-    .hincrby(daily, 'tokens', usage.tokens)
-    .hincrby(daily, `requests:${usage.model}`, 1)
-    .hincrby(daily, `tokens:${usage.model}`, usage.tokens)
+    .hincrby(daily, DAILY.requests, 1)
+    .hincrby(daily, DAILY.tokens, usage.tokens)
+    .hincrby(daily, DAILY.modelRequestsPrefix + usage.model, 1)
+    .hincrby(daily, DAILY.modelTokensPrefix + usage.model, usage.tokens)
     .incrby(keys.month(usage.org, day.slice(0, 7)), usage.tokens)
     .exec();
 }
