@@ -4,8 +4,9 @@
  * generated from them. This fails when the page differs from them, when a reader reads a variable
  * declared nowhere or a declared one is read nowhere, when a page's default does not name the
  * declared value, and when a reader falls back on a default of its own: every reader is run with
- * `settingDefault` watched, and each variable it reads that has a declared default must have had
- * that default looked up.
+ * `settingDefault` watched, each variable it reads that has a declared default must have had that
+ * default looked up, and changing the declaration (as an edit of contract/settings.ts would) must
+ * change what the reader makes of it.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,13 +22,16 @@ import { targetsFromEnv } from '../../deploy/prometheus/render.js';
 import { CONFIGURATION_PAGE, settingsTable, withTable } from '../../scripts/docs/configuration.js';
 import { upSettings } from '../../scripts/stack/settings.js';
 
-/** Every name whose declared default a reader looked up (contract/settings.ts's settingDefault, watched). */
-const watched = vi.hoisted(() => ({ lookedUp: new Set<string>() }));
+/**
+ * contract/settings.ts's settingDefault, watched: every name whose declared default a reader
+ * looked up, and declarations the test changes (what an edit of contract/settings.ts would do).
+ */
+const watched = vi.hoisted(() => ({ lookedUp: new Set<string>(), changed: new Map<string, unknown>() }));
 vi.mock('../../contract/settings.js', async (importOriginal) => {
   const real = await importOriginal<typeof import('../../contract/settings.js')>();
   const settingDefault: typeof real.settingDefault = (name) => {
     watched.lookedUp.add(name);
-    return real.settingDefault(name);
+    return (watched.changed.has(name) ? watched.changed.get(name) : real.settingDefault(name)) as ReturnType<typeof real.settingDefault>;
   };
   return { ...real, settingDefault };
 });
@@ -95,7 +99,17 @@ const RUNS: ReadonlyArray<[string, (env: Env) => unknown, Env]> = [
   ['authz (the embedder user)', loadAuthzConfig, { EMBEDDER_REDIS_USERNAME: 'u' }],
   ['embedder', loadEmbedderConfig, {}],
   ['admin server', loadAdminConfig, { AUDIT_SECRET }],
-  ['admin server (single sign-on)', loadAdminConfig, { AUDIT_SECRET, OIDC_ISSUER: 'https://idp.example.org' }],
+  [
+    'admin server (single sign-on)',
+    loadAdminConfig,
+    {
+      AUDIT_SECRET,
+      OIDC_ISSUER: 'https://idp.example.org',
+      OIDC_CLIENT_ID: 'c',
+      OIDC_CLIENT_SECRET: 's',
+      ADMIN_PUBLIC_URL: 'https://a.example.org',
+    },
+  ],
   ['admin CLI', loadCliConfig, { AUDIT_SECRET }],
   ['Envoy', settingsFromEnv, {}],
   ['stack', upSettings, {}],
@@ -112,8 +126,8 @@ const NOT_DEFAULTED = new Set([
   'stack: REDIS_KEY_PREFIX',
 ]);
 
-/** What `load` reads from `env` and which declared defaults it looks up. */
-function runReader(load: (env: Env) => unknown, env: Env): { read: Set<string>; lookedUp: Set<string> } {
+/** What `load` reads from `env`, which declared defaults it looks up, and what it makes of them (its result or its error). */
+function runReader(load: (env: Env) => unknown, env: Env): { read: Set<string>; lookedUp: Set<string>; outcome: string } {
   const names = new Set<string>();
   const recording = new Proxy(env, {
     get(target, key) {
@@ -122,13 +136,20 @@ function runReader(load: (env: Env) => unknown, env: Env): { read: Set<string>; 
     },
   });
   watched.lookedUp.clear();
+  let outcome: string;
   try {
-    load(recording);
+    // A secret's values are private fields: show them.
+    outcome = JSON.stringify(load(recording), (_, v) => (v instanceof Object && 'accepted' in v ? [v.file, v.accepted] : v));
   } catch (error) {
     if ((error as Error).name !== 'ConfigError') throw error;
+    outcome = (error as Error).message;
   }
-  return { read: names, lookedUp: new Set(watched.lookedUp) };
+  return { read: names, lookedUp: new Set(watched.lookedUp), outcome };
 }
+
+/** A different value of the same type: what changing a declaration would do. */
+const changedValue = (value: unknown) =>
+  typeof value === 'number' ? value + 1 : typeof value === 'boolean' ? !value : `${String(value)}-changed`;
 
 describe('the settings', () => {
   it('are each declared once', () => {
@@ -180,6 +201,38 @@ describe('the settings', () => {
     expect(undeclared).toEqual([]);
     expect(unlooked).toEqual([]);
     expect(checked, 'variables checked').toBeGreaterThan(100);
+  });
+
+  it('changing a declared default changes what every reader that reads the variable makes of it: one edit', () => {
+    const unchanged: string[] = [];
+    let changed = 0;
+    // Secrets given, so each reader gets past them and shows what it made of every other default.
+    const given = {
+      GRANT_SECRET: 'g'.repeat(40),
+      KEY_HASH_SECRET: 'k'.repeat(40),
+      MODEL_ID: 'm',
+      BATCH_KEK: 'b'.repeat(64),
+      EMBEDDER_REDIS_PASSWORD: 'p'.repeat(20),
+    };
+    for (const [reader, load, runEnv] of RUNS) {
+      const env = { ...runEnv, ...given };
+      const base = runReader(load, env);
+      expect(base.outcome, reader).not.toMatch(/^invalid/);
+      for (const name of [...base.read].filter((n) => withDefault.has(n) && !NOT_DEFAULTED.has(`${reader}: ${n}`))) {
+        const value = SETTINGS.flatMap((s) => s.values.filter((_, i) => s.names[i] === name))[0];
+        watched.changed.set(name, changedValue(value));
+        try {
+          // A default file is read only when it exists (none does here, and a secret given directly
+          // wins), so a changed name may show nowhere; the check above holds those to the declaration.
+          if (runReader(load, env).outcome !== base.outcome) changed++;
+          else if (!name.endsWith('_FILE')) unchanged.push(`${reader}: ${name}`);
+        } finally {
+          watched.changed.clear();
+        }
+      }
+    }
+    expect(unchanged).toEqual([]);
+    expect(changed, 'defaults changed').toBeGreaterThan(80);
   });
 
   it('the checks see what they look for', () => {
