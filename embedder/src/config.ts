@@ -143,7 +143,8 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
   return read.finish('embedder', {
     host: read.string('EMBEDDER_HOST'),
     port: read.integer('EMBEDDER_PORT', 0, 65_535),
-    modelDir: resolve(read.string('MODEL_DIR')),
+    // From the repository (an image's app folder), as authz, admin and the stack read it.
+    modelDir: resolve(repoRoot, read.string('MODEL_DIR')),
     modelId: read.optional('MODEL_ID'),
     ortIntraOpThreads: read.optionalInteger('ORT_INTRA_OP_THREADS', 1, 256) ?? availableParallelism(),
     // Unset: the model's length × 4 rows per thread (core/batch-budget.ts argues it).
