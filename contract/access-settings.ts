@@ -24,13 +24,13 @@ export interface AccessSettings {
 /** Reads the shared access settings; relative file paths start at `root` (the repository or the image's app folder). */
 export function readAccessSettings(read: EnvReader, root: string): AccessSettings {
   return {
-    keyPrefix: read.matching('KEY_PREFIX', 'CTG', /^[A-Z][A-Z0-9]{0,15}$/, 'an upper-case letter then up to 15 of A-Z 0-9'),
+    keyPrefix: read.matching('KEY_PREFIX', /^[A-Z][A-Z0-9]{0,15}$/, 'an upper-case letter then up to 15 of A-Z 0-9'),
     // authz and admin must hash keys with the same secret; by default both read the file
     // `make up` creates, so nobody has to export anything for local use.
-    keyHashSecret: readSecret(read, 'KEY_HASH_SECRET', '.local/key-hash-secret', root),
+    keyHashSecret: readSecret(read, 'KEY_HASH_SECRET', root),
     modelId: readModelId(read, root),
-    defaultRpm: read.integer('DEFAULT_RPM', 600, 0, 100_000_000),
-    defaultTpm: read.integer('DEFAULT_TPM', 1_000_000, 0, 1_000_000_000),
+    defaultRpm: read.integer('DEFAULT_RPM', 0, 100_000_000),
+    defaultTpm: read.integer('DEFAULT_TPM', 0, 1_000_000_000),
   };
 }
 
@@ -42,7 +42,7 @@ function readModelId(read: EnvReader, root: string): string {
     if (!/^[A-Za-z0-9][A-Za-z0-9._/-]{0,127}$/.test(modelId)) read.problem('MODEL_ID', 'be 1-128 of A-Z a-z 0-9 . _ / -', modelId);
     return modelId;
   }
-  const path = read.string('MODEL_DIR', '.local/models/default');
+  const path = read.string('MODEL_DIR');
   try {
     return readManifestId(isAbsolute(path) ? path : resolve(root, path));
   } catch (error) {

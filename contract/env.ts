@@ -2,8 +2,10 @@
  * One way for every process to read its settings from the environment: each reader names its
  * variable, a bad value is noted and reading goes on, and `finish` throws one `ConfigError`
  * listing every bad variable, each worded "NAME: must …, got "value"". authz and the embedder
- * both read through it, so their start-up errors read alike.
+ * both read through it, so their start-up errors read alike. Every default comes from the
+ * variable's declaration (contract/settings.ts), looked up by its name: no reader carries one.
  */
+import { settingDefault, type SettingName, type SettingOf } from './settings.js';
 
 /** The environment as a config module receives it (`process.env` by default). */
 export type Env = Readonly<Record<string, string | undefined>>;
@@ -34,55 +36,56 @@ export class EnvReader {
     this.problems.push(`${name}: must ${must}${got === undefined ? '' : `, got ${JSON.stringify(got)}`}`);
   }
 
-  /** The trimmed value, or undefined when unset or blank. */
-  optional(name: string): string | undefined {
+  /** The trimmed value, or undefined when unset or blank (a variable without a default, or one whose default is computed). */
+  optional(name: SettingName): string | undefined {
     const value = this.env[name]?.trim();
     return value === undefined || value === '' ? undefined : value;
   }
 
-  /** The trimmed value, or `fallback` when unset or blank. */
-  string(name: string, fallback: string): string {
-    return this.optional(name) ?? fallback;
+  /** The trimmed value, or the declared default when unset or blank. */
+  string(name: SettingOf<string>): string {
+    return this.optional(name) ?? settingDefault(name);
   }
 
-  /** A whole number from `min` to `max`; a bad value is noted and `fallback` stands in. */
-  integer(name: string, fallback: number, min: number, max: number = Number.MAX_SAFE_INTEGER): number {
+  /** The trimmed value, '' when set but blank (meaningful: "none"), the declared default when unset. */
+  blankable(name: SettingOf<string>): string {
+    const value = this.env[name];
+    return value === undefined ? settingDefault(name) : value.trim();
+  }
+
+  /** A whole number from `min` to `max`, or the declared default when unset; a bad value is noted and the default stands in. */
+  integer(name: SettingOf<number>, min: number, max: number = Number.MAX_SAFE_INTEGER): number {
+    return this.optionalInteger(name, min, max) ?? settingDefault(name);
+  }
+
+  /** A whole number from `min` to `max`, or undefined when unset or bad (noted): for a default the caller computes. */
+  optionalInteger(name: SettingName, min: number, max: number = Number.MAX_SAFE_INTEGER): number | undefined {
     const raw = this.optional(name);
-    if (raw === undefined) return fallback;
+    if (raw === undefined) return undefined;
     const value = Number(raw);
     if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
       this.problem(name, max === Number.MAX_SAFE_INTEGER ? `be an integer of at least ${min}` : `be an integer from ${min} to ${max}`, raw);
-      return fallback;
+      return undefined;
     }
     return value;
   }
 
-  /** A value (or `fallback`) that must match `pattern`; `meaning` says what that is, in words. */
-  matching(name: string, fallback: string, pattern: RegExp, meaning: string): string {
-    const value = this.string(name, fallback);
+  /** The value (or the declared default), which must match `pattern`; `meaning` says what that is, in words. */
+  matching(name: SettingOf<string>, pattern: RegExp, meaning: string): string {
+    const value = this.string(name);
     if (!pattern.test(value)) this.problem(name, `be ${meaning}`, value);
     return value;
   }
 
-  /** One of `allowed` (or `fallback`). */
-  oneOf<T extends string>(name: string, fallback: T, allowed: readonly T[]): T {
-    const value = this.string(name, fallback);
+  /** One of `allowed` (or the declared default). */
+  oneOf<T extends string>(name: SettingOf<string>, allowed: readonly T[]): T {
+    const value = this.string(name);
     if (!(allowed as readonly string[]).includes(value)) this.problem(name, `be one of ${allowed.join(', ')}`, value);
     return value as T;
   }
 
-  /** `true`/`1` or `false`/`0` (or `fallback` when unset). */
-  boolean(name: string, fallback: boolean): boolean {
-    const raw = this.optional(name);
-    if (raw === undefined) return fallback;
-    if (raw === 'true' || raw === '1') return true;
-    if (raw === 'false' || raw === '0') return false;
-    this.problem(name, 'be true, false, 1 or 0', raw);
-    return fallback;
-  }
-
   /** A comma-separated list, items trimmed, empty items dropped; [] when unset. */
-  list(name: string): string[] {
+  list(name: SettingName): string[] {
     return (this.optional(name) ?? '')
       .split(',')
       .map((item) => item.trim())
@@ -98,7 +101,7 @@ export class EnvReader {
 
 /** LOG_LEVEL, read the same way by every process. */
 export function readLogLevel(read: EnvReader): LogLevel {
-  return read.oneOf('LOG_LEVEL', 'info', LOG_LEVELS);
+  return read.oneOf('LOG_LEVEL', LOG_LEVELS);
 }
 
 /** OTEL_EXPORTER_OTLP_ENDPOINT (an OTLP/HTTP base URL); undefined turns tracing off. */

@@ -14,11 +14,12 @@ import { resolve } from 'node:path';
 import { Redis, type RedisOptions } from 'ioredis';
 import type { EnvReader } from './env.js';
 import { readOptionalFile } from './secrets.js';
+import { settingDefault } from './settings.js';
 // Relative file paths start at the repository (or an image's app folder), as `make up` writes them.
 import { repoRoot } from './repo-root.js';
 
-/** The Redis every process uses when nothing else is set: the usual local one. */
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+/** The Redis every process uses when nothing else is set (REDIS_URL's declared default): the usual local one. */
+export const DEFAULT_REDIS_URL: string = settingDefault('REDIS_URL');
 
 /** Where Redis is, and how to authenticate to it. */
 export interface RedisTarget {
@@ -124,15 +125,13 @@ function credentials(url: string): Pick<RedisOptions, 'username' | 'password' | 
 
 /**
  * The Redis settings, as every process reads them: REDIS_URL (default: the URL `make up` wrote
- * for its own Redis, REDIS_URL_FILE or `.local/redis-url`; without that file, DEFAULT_REDIS_URL,
+ * for its own Redis, REDIS_URL_FILE (declared default `.local/redis-url`); without that file, DEFAULT_REDIS_URL,
  * where a pod finds nothing and fails closed), REDIS_SENTINELS / REDIS_SENTINEL_NAME / REDIS_SENTINEL_PASSWORD_FILE,
  * REDIS_TLS_CA_FILE, REDIS_USERNAME with REDIS_PASSWORD or REDIS_PASSWORD_FILE,
  * REDIS_KEY_PREFIX and REDIS_TIMEOUT_MS.
  */
 export function readRedisSettings(read: EnvReader): RedisSettings {
-  const named = read.optional('REDIS_URL_FILE');
-  const path = resolve(repoRoot, named ?? '.local/redis-url');
-  const fallback = existsSync(path) ? readFileSync(path, 'utf8').trim() : DEFAULT_REDIS_URL;
+  const path = resolve(repoRoot, read.string('REDIS_URL_FILE'));
   const sentinels = read.list('REDIS_SENTINELS').map((item) => {
     const match = /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(item);
     if (!match || Number(match[2]) > 65535) read.problem('REDIS_SENTINELS', 'be host:port[,host:port…]', item);
@@ -145,15 +144,18 @@ export function readRedisSettings(read: EnvReader): RedisSettings {
     read.optional('REDIS_PASSWORD') ?? readOptionalFile(read, 'REDIS_PASSWORD_FILE', /^\S{1,512}$/, 'one line, no spaces', repoRoot);
   const sentinelPassword = readOptionalFile(read, 'REDIS_SENTINEL_PASSWORD_FILE', /^\S{1,512}$/, 'one line, no spaces', repoRoot);
   const tlsCa = readOptionalFile(read, 'REDIS_TLS_CA_FILE', /-----BEGIN CERTIFICATE-----/, 'a PEM certificate bundle', repoRoot);
+  const fallback = settingDefault('REDIS_URL');
+  const url = read.optional('REDIS_URL') ?? (existsSync(path) ? readFileSync(path, 'utf8').trim() : fallback);
+  if (!/^rediss?:\/\/\S+$/.test(url)) read.problem('REDIS_URL', 'be a redis:// URL', url);
   return {
-    url: read.matching('REDIS_URL', fallback, /^rediss?:\/\/\S+$/, 'a redis:// URL'),
+    url,
     sentinels,
-    sentinelName: read.matching('REDIS_SENTINEL_NAME', 'ctg', /^[A-Za-z0-9._-]{1,64}$/, '1-64 of A-Z a-z 0-9 . _ -'),
+    sentinelName: read.matching('REDIS_SENTINEL_NAME', /^[A-Za-z0-9._-]{1,64}$/, '1-64 of A-Z a-z 0-9 . _ -'),
     ...(sentinelPassword !== undefined ? { sentinelPassword } : {}),
     ...(tlsCa !== undefined ? { tlsCa } : {}),
     ...(username !== undefined ? { username } : {}),
     ...(password !== undefined ? { password } : {}),
-    prefix: read.matching('REDIS_KEY_PREFIX', 'ctg:', /^[A-Za-z0-9:_.-]{1,64}$/, '1-64 of A-Z a-z 0-9 : _ . -'),
-    timeoutMs: read.integer('REDIS_TIMEOUT_MS', 500, 10, 60_000),
+    prefix: read.matching('REDIS_KEY_PREFIX', /^[A-Za-z0-9:_.-]{1,64}$/, '1-64 of A-Z a-z 0-9 : _ . -'),
+    timeoutMs: read.integer('REDIS_TIMEOUT_MS', 10, 60_000),
   };
 }

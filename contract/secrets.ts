@@ -1,6 +1,6 @@
 /**
  * Reading a secret setting, the same way in every process: `NAME` itself, else the file that
- * `NAME_FILE` names (default: the one `make up` writes under .local/), at least 32 characters.
+ * `NAME_FILE` names (default: its declared one, the file `make up` writes under .local/), at least 32 characters.
  * A bad or missing one is noted on the reader (contract/env.ts), so a config reports every bad
  * variable at once.
  *
@@ -17,6 +17,13 @@ import { existsSync, readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { isAbsolute, resolve } from 'node:path';
 import type { EnvReader } from './env.js';
+import { settingDefault, type SettingName, type SettingOf } from './settings.js';
+
+/** A secret setting `NAME` whose file `NAME_FILE` is declared with a default (contract/settings.ts). */
+type SecretSetting = { [N in SettingName]: `${N}_FILE` extends SettingOf<string> ? N : never }[SettingName];
+
+/** `NAME_FILE`, the setting naming the file a secret `NAME` is read from. */
+const fileOf = <N extends SecretSetting>(name: N) => `${name}_FILE` as `${N}_FILE` & SettingOf<string>;
 
 /** The shortest secret any service accepts. */
 const MIN_SECRET_LENGTH = 32;
@@ -26,9 +33,9 @@ function resolvePath(path: string, root: string): string {
 }
 
 /** The secret `name` or its file (relative paths from `root`); '' with a problem noted when absent or short. */
-export function readSecret(read: EnvReader, name: string, defaultFile: string, root: string): string {
+export function readSecret(read: EnvReader, name: SecretSetting, root: string): string {
   const direct = read.optional(name);
-  const file = resolvePath(read.string(`${name}_FILE`, defaultFile), root);
+  const file = resolvePath(read.string(fileOf(name)), root);
   let secret = direct;
   if (secret === undefined) {
     if (!existsSync(file)) {
@@ -44,7 +51,7 @@ export function readSecret(read: EnvReader, name: string, defaultFile: string, r
 }
 
 /** A file a setting names (a mounted Secret key); unset is undefined, set but missing or not matching is a problem. */
-export function readOptionalFile(read: EnvReader, name: string, pattern: RegExp, meaning: string, root: string): string | undefined {
+export function readOptionalFile(read: EnvReader, name: SettingName, pattern: RegExp, meaning: string, root: string): string | undefined {
   const path = read.optional(name);
   if (path === undefined) return undefined;
   const file = resolvePath(path, root);
@@ -158,13 +165,13 @@ function readValues(read: EnvReader, name: string, file: string | undefined, tex
 }
 
 /**
- * A rotatable secret `name` (GRANT_SECRET): `NAME`, else the file `NAME_FILE` names (default
- * `defaultFile`), one value per line. Absent or bad is a problem noted on `read` (the returned
+ * A rotatable secret `name` (GRANT_SECRET): `NAME`, else the file `NAME_FILE` names (default: its
+ * declared one), one value per line. Absent or bad is a problem noted on `read` (the returned
  * placeholder is never used: `finish` throws).
  */
-export function readSecretValues(read: EnvReader, name: string, defaultFile: string, root: string): SecretValues {
+export function readSecretValues(read: EnvReader, name: SecretSetting, root: string): SecretValues {
   const direct = read.optional(name);
-  const file = resolvePath(read.string(`${name}_FILE`, defaultFile), root);
+  const file = resolvePath(read.string(fileOf(name)), root);
   if (direct === undefined && !existsSync(file)) {
     read.problem(`${name} / ${name}_FILE`, `be set: no secret given and ${file} does not exist (run \`make up\` or set ${name})`);
     return PLACEHOLDER;
@@ -178,15 +185,15 @@ export function readSecretValues(read: EnvReader, name: string, defaultFile: str
 
 /**
  * A rotatable token shared with another party (Envoy: AUTHZ_CALLER_TOKEN; Prometheus:
- * METRICS_TOKEN): `NAME`, else the file `NAME_FILE` names, else `defaultFile` when it exists; one
+ * METRICS_TOKEN): `NAME`, else the file `NAME_FILE` names, else its declared default when it exists; one
  * value per line. Unset is undefined (the caller decides whether that is fatal); set but
  * unreadable, short, or with spaces (it travels as a header) is a problem.
  */
-export function readTokenValues(read: EnvReader, name: string, defaultFile: string, root: string): SecretValues | undefined {
+export function readTokenValues(read: EnvReader, name: SecretSetting, root: string): SecretValues | undefined {
   const direct = read.optional(name);
   if (direct !== undefined) return readValues(read, name, undefined, direct, 'token');
-  const named = read.optional(`${name}_FILE`);
-  const file = resolvePath(named ?? defaultFile, root);
+  const named = read.optional(fileOf(name));
+  const file = resolvePath(named ?? settingDefault(fileOf(name)), root);
   if (!existsSync(file)) {
     if (named !== undefined) read.problem(`${name}_FILE`, 'name a file that exists', file);
     return undefined;

@@ -57,3 +57,41 @@ export function decodeUsage(streamId: string, fields: Readonly<Record<string, st
     batch: fields[f.batch] ?? '',
   };
 }
+
+/**
+ * One organization's usage on one UTC day, as its daily counters hold it: the settlement
+ * functions add each record to them (settlement.lua's `record` and `void`, batch.lua's `commit`;
+ * test/contract/usage-record.test.ts checks they write only USAGE_DAILY_FIELDS), and admin's
+ * reports and budgets read them instead of scanning the stream.
+ */
+export interface DailyUsage {
+  readonly requests: number;
+  readonly tokens: number;
+  /** The part of `tokens` that batch lines used. */
+  readonly batchTokens: number;
+  /** Each model's share. */
+  readonly models: Readonly<Record<string, { readonly requests: number; readonly tokens: number }>>;
+}
+
+/** The daily counters' hash fields: the totals, and per model a field named by a prefix and the model's id. */
+export const USAGE_DAILY_FIELDS = Object.freeze({
+  requests: 'requests',
+  tokens: 'tokens',
+  batchTokens: 'batch_tokens',
+  modelRequestsPrefix: 'requests:',
+  modelTokensPrefix: 'tokens:',
+});
+
+/** A daily counters hash to a DailyUsage; a missing field reads as 0. */
+export function decodeDailyUsage(fields: Readonly<Record<string, string>>): DailyUsage {
+  const f = USAGE_DAILY_FIELDS;
+  const count = (field: string) => Number(fields[field] ?? 0);
+  const models: Record<string, { requests: number; tokens: number }> = {};
+  for (const field of Object.keys(fields)) {
+    const prefix = [f.modelRequestsPrefix, f.modelTokensPrefix].find((p) => field.startsWith(p));
+    if (prefix === undefined) continue;
+    const model = field.slice(prefix.length);
+    models[model] ??= { requests: count(f.modelRequestsPrefix + model), tokens: count(f.modelTokensPrefix + model) };
+  }
+  return { requests: count(f.requests), tokens: count(f.tokens), batchTokens: count(f.batchTokens), models };
+}

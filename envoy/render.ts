@@ -20,6 +20,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { AUTHZ_CALLER_METADATA } from '../contract/headers.js';
 import { REQUEST_ID_LUA_PATTERN, REQUEST_ID_MAX_LENGTH } from '../contract/request-id.js';
 import { EnvReader, type Env } from '../contract/env.js';
+import { settingDefault, type SettingOf } from '../contract/settings.js';
 import { localReplies, localReplyBody } from './local-replies.js';
 import { statsCluster, statsListener } from './stats.js';
 import { hcmTracing, otlpCluster, parseOtlpEndpoint, type OtlpEndpoint } from './tracing.js';
@@ -86,24 +87,18 @@ export interface Endpoint {
   readonly port: number;
 }
 
-/**
- * How long Envoy waits for a Check, and how many it has outstanding at authz at once. The
- * deadline is well past authz's own Redis timeout (REDIS_TIMEOUT_MS, 500 ms): equal, a burst
- * that a CPU-limited authz decides in 600 ms failed whole, though a dead Redis is still
- * answered at 500 ms. The bound keeps what authz is asked within what it can decide by then:
- * at 150m of CPU authz decides about 1 Check per 7 ms of wall time, so 128 take about 0.9 s;
- * the default is 512 because a keyless Check costs authz well under a millisecond and a flood of
- * them must not take every slot from legitimate requests (test/e2e/floods.test.ts: 300 at once)
- * (docs/cpu-limits.md); the excess is refused at once, without costing authz anything.
- */
-export const AUTHZ_DEFAULTS = Object.freeze({ timeoutMs: 2_000, maxChecks: 512 });
+/** How long Envoy waits for a Check, and how many it has outstanding at authz at once: the declared defaults (contract/settings.ts argues them). */
+export const AUTHZ_DEFAULTS = Object.freeze({
+  timeoutMs: settingDefault('AUTHZ_TIMEOUT_MS'),
+  maxChecks: settingDefault('AUTHZ_MAX_CHECKS'),
+});
 
-/** Defaults of the optional limits; the README's "Security" section measures them. */
-export const LIMIT_DEFAULTS = Object.freeze({
-  requestTimeoutS: 60,
-  connectionIdleTimeoutS: 60,
-  maxConnections: 10_000,
-  maxHeapBytes: 512 * 1024 * 1024,
+/** Defaults of the optional limits (declared in contract/settings.ts); the README's "Security" section measures them. */
+const LIMIT_DEFAULTS = Object.freeze({
+  requestTimeoutS: settingDefault('REQUEST_TIMEOUT_S'),
+  connectionIdleTimeoutS: settingDefault('CONNECTION_IDLE_TIMEOUT_S'),
+  maxConnections: settingDefault('ENVOY_MAX_CONNECTIONS'),
+  maxHeapBytes: settingDefault('ENVOY_MAX_HEAP_MB') * 1024 * 1024,
 });
 
 const IPV4 = /^\d{1,3}(\.\d{1,3}){3}$/;
@@ -116,22 +111,22 @@ const IPV6 = /^[0-9a-fA-F:]*:[0-9a-fA-F:.]*$/;
 /** Parses settings from an environment map, reporting every bad variable at once (contract/env.ts). */
 export function settingsFromEnv(env: Env): EnvoySettings {
   const read = new EnvReader(env);
-  const port = (name: string, fallback: number): number => read.integer(name, fallback, 0, 65535);
-  const positive = (name: string, fallback: number): number => read.integer(name, fallback, 1);
+  // Each default is the variable's declared one (contract/settings.ts); these say only what a value must be.
+  const port = (name: SettingOf<number>): number => read.integer(name, 0, 65535);
+  const positive = (name: SettingOf<number>): number => read.integer(name, 1);
   // STATIC listeners take IP addresses, not names.
-  const ip = (name: string, fallback: string): string => read.matching(name, fallback, IPV4, 'an IPv4 address');
-  const upstream = (name: string, fallback: string): string =>
-    read.matching(name, fallback, UPSTREAM_HOST, 'an IPv4 address or a DNS name');
-  const file = (name: string, fallback: string): string => resolve(read.string(name, fallback));
+  const ip = (name: SettingOf<string>): string => read.matching(name, IPV4, 'an IPv4 address');
+  const upstream = (name: SettingOf<string>): string => read.matching(name, UPSTREAM_HOST, 'an IPv4 address or a DNS name');
+  const file = (name: SettingOf<string>): string => resolve(read.string(name));
   // Set but empty is meaningful here: no IPv6 listener.
-  const ip6 = (name: string, fallback: string): string[] => {
-    const value = env[name]?.trim() ?? fallback;
+  const ip6 = (name: SettingOf<string>): string[] => {
+    const value = read.blankable(name);
     if (value === '') return [];
     if (!IPV6.test(value)) read.problem(name, 'be an IPv6 address or empty', value);
     return [value];
   };
-  const nonNegative = (name: string, fallback: number): number => read.integer(name, fallback, 0);
-  const endpoints = (name: string): { [key: string]: readonly Endpoint[] } => {
+  const nonNegative = (name: SettingOf<number>): number => read.integer(name, 0);
+  const endpoints = (name: 'EMBEDDER_ENDPOINTS' | 'AUTHZ_ENDPOINTS'): { [key: string]: readonly Endpoint[] } => {
     const items = read.list(name);
     if (items.length === 0) return {};
     const list = items.map((item) => {
@@ -144,29 +139,27 @@ export function settingsFromEnv(env: Env): EnvoySettings {
     return { [name === 'EMBEDDER_ENDPOINTS' ? 'embedderEndpoints' : 'authzEndpoints']: list };
   };
   return read.finish('Envoy', {
-    gatewayHost: ip('GATEWAY_HOST', '0.0.0.0'),
-    gatewayPort: port('GATEWAY_PORT', 8443),
-    adminPort: port('ENVOY_ADMIN_PORT', 9901),
-    statsPort: port('ENVOY_STATS_PORT', 0),
-    embedderHost: upstream('EMBEDDER_HOST', '127.0.0.1'),
-    embedderPort: port('EMBEDDER_PORT', 8081),
-    authzHost: upstream('AUTHZ_HOST', '127.0.0.1'),
-    authzPort: port('AUTHZ_PORT', 9191),
-    tlsCertFile: file('TLS_CERT_FILE', '.local/tls/server.pem'),
-    tlsKeyFile: file('TLS_KEY_FILE', '.local/tls/server-key.pem'),
-    authzTimeoutMs: positive('AUTHZ_TIMEOUT_MS', AUTHZ_DEFAULTS.timeoutMs),
-    authzMaxChecks: positive('AUTHZ_MAX_CHECKS', AUTHZ_DEFAULTS.maxChecks),
-    // The largest valid request (1,000 inputs x 512 tokens) took minutes on 2 shared cores
-    // with the default model; the OpenAI SDKs' own default timeout is 10 minutes.
-    embedderTimeoutS: positive('EMBEDDER_TIMEOUT_S', 600),
-    retryAfterSeconds: positive('RETRY_AFTER_SECONDS', 1),
+    gatewayHost: ip('GATEWAY_HOST'),
+    gatewayPort: port('GATEWAY_PORT'),
+    adminPort: port('ENVOY_ADMIN_PORT'),
+    statsPort: port('ENVOY_STATS_PORT'),
+    embedderHost: upstream('EMBEDDER_HOST'),
+    embedderPort: port('EMBEDDER_PORT'),
+    authzHost: upstream('AUTHZ_HOST'),
+    authzPort: port('AUTHZ_PORT'),
+    tlsCertFile: file('TLS_CERT_FILE'),
+    tlsKeyFile: file('TLS_KEY_FILE'),
+    authzTimeoutMs: positive('AUTHZ_TIMEOUT_MS'),
+    authzMaxChecks: positive('AUTHZ_MAX_CHECKS'),
+    embedderTimeoutS: positive('EMBEDDER_TIMEOUT_S'),
+    retryAfterSeconds: positive('RETRY_AFTER_SECONDS'),
     // Dual-stack by default; an empty GATEWAY_HOST_V6 listens on IPv4 only.
-    gatewayExtraHosts: ip6('GATEWAY_HOST_V6', '::'),
-    requestTimeoutS: positive('REQUEST_TIMEOUT_S', LIMIT_DEFAULTS.requestTimeoutS),
-    connectionIdleTimeoutS: positive('CONNECTION_IDLE_TIMEOUT_S', LIMIT_DEFAULTS.connectionIdleTimeoutS),
-    maxConnections: positive('ENVOY_MAX_CONNECTIONS', LIMIT_DEFAULTS.maxConnections),
-    maxHeapBytes: positive('ENVOY_MAX_HEAP_MB', LIMIT_DEFAULTS.maxHeapBytes / 1048576) * 1048576,
-    perSourceRps: nonNegative('ENVOY_PER_SOURCE_RPS', 0),
+    gatewayExtraHosts: ip6('GATEWAY_HOST_V6'),
+    requestTimeoutS: positive('REQUEST_TIMEOUT_S'),
+    connectionIdleTimeoutS: positive('CONNECTION_IDLE_TIMEOUT_S'),
+    maxConnections: positive('ENVOY_MAX_CONNECTIONS'),
+    maxHeapBytes: positive('ENVOY_MAX_HEAP_MB') * 1048576,
+    perSourceRps: nonNegative('ENVOY_PER_SOURCE_RPS'),
     ...endpoints('EMBEDDER_ENDPOINTS'),
     ...endpoints('AUTHZ_ENDPOINTS'),
     otlpEndpoint: otlp(read),
@@ -191,7 +184,7 @@ function otlp(read: EnvReader): OtlpEndpoint | undefined {
 // tokens during a rotation (contract/secrets.ts): Envoy sends the first, the one in use.
 function callerToken(read: EnvReader): string | undefined {
   const named = read.optional('AUTHZ_CALLER_TOKEN_FILE');
-  const file = resolve(named ?? '.local/authz-caller-token');
+  const file = resolve(read.string('AUTHZ_CALLER_TOKEN_FILE'));
   if (!existsSync(file)) {
     if (named) read.problem('AUTHZ_CALLER_TOKEN_FILE', 'name a file', named);
     return undefined;

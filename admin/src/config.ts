@@ -65,11 +65,10 @@ export interface AdminConfig extends OpenConfig {
 
 const MIN_SECRET_LENGTH = 32;
 const MIN_TOKEN_LENGTH = 32;
-const DEFAULT_SECRET_FILE = '.local/audit-secret';
 const fromRepo = (path: string): string => (isAbsolute(path) ? path : resolve(repoRoot, path));
 
 // Redis, the access settings and the audit trail: what both the CLI and the server read.
-function readOpen(read: EnvReader, env: Env): OpenConfig {
+function readOpen(read: EnvReader): OpenConfig {
   const redis = readRedisSettings(read);
   const access = readAccessSettings(read, repoRoot);
   return {
@@ -81,7 +80,7 @@ function readOpen(read: EnvReader, env: Env): OpenConfig {
     redisKeyPrefix: redis.prefix,
     redisTimeoutMs: redis.timeoutMs,
     ...access,
-    ...readAuditSettings(env, read.problems),
+    ...readAuditSettings(read),
   };
 }
 
@@ -96,64 +95,58 @@ export function invocationDir(env: Env = process.env): string {
 /** Parses what the CLI needs from `env`. */
 export function loadCliConfig(env: Env = process.env): CliConfig {
   const read = new EnvReader(env);
-  return read.finish('admin', { ...readOpen(read, env), cliToken: readCliToken(env, read.problems) });
+  return read.finish('admin', { ...readOpen(read), cliToken: readCliToken(read) });
 }
 
 /**
  * The token the CLI acts with: ADMIN_TOKEN, else the file ADMIN_TOKEN_FILE, else locally
  * `.local/admin-token` (the owner token `make console` registers) when it exists.
  */
-function readCliToken(env: Env, problems: string[]): CliToken | null {
-  if (env.ADMIN_TOKEN) return { token: env.ADMIN_TOKEN.trim(), from: 'ADMIN_TOKEN' };
-  if (env.ADMIN_TOKEN_FILE) {
-    const file = fromRepo(env.ADMIN_TOKEN_FILE);
+function readCliToken(read: EnvReader): CliToken | null {
+  const token = read.optional('ADMIN_TOKEN');
+  if (token !== undefined) return { token, from: 'ADMIN_TOKEN' };
+  const named = read.optional('ADMIN_TOKEN_FILE');
+  if (named !== undefined) {
+    const file = fromRepo(named);
     if (existsSync(file)) return { token: readFileSync(file, 'utf8').trim(), from: 'ADMIN_TOKEN_FILE' };
-    problems.push(`ADMIN_TOKEN_FILE: ${file} does not exist (it holds your administrator token)`);
+    read.problems.push(`ADMIN_TOKEN_FILE: ${file} does not exist (it holds your administrator token)`);
     return null;
   }
-  const local = fromRepo('.local/admin-token');
+  const local = fromRepo(read.string('ADMIN_TOKEN_FILE'));
   return existsSync(local) ? { token: readFileSync(local, 'utf8').trim(), from: '.local/admin-token' } : null;
 }
 
 /** Parses the settings the CLI opens plus the admin listener's from `env`. */
 export function loadAdminConfig(env: Env = process.env): AdminConfig {
   const read = new EnvReader(env);
-  const cli = readOpen(read, env);
+  const cli = readOpen(read);
   const logLevel = readLogLevel(read);
-  const metricsToken = readTokenValues(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot);
-  const problems = read.problems;
-  const port = env.ADMIN_PORT || '9443';
-  if (!/^\d{1,5}$/.test(port) || Number(port) > 65535)
-    problems.push(`ADMIN_PORT: must be an integer from 0 to 65535, got ${JSON.stringify(port)}`);
-  const ttl = env.ADMIN_SESSION_TTL_S || '28800';
-  if (!/^\d{1,6}$/.test(ttl) || Number(ttl) < 60)
-    problems.push(`ADMIN_SESSION_TTL_S: must be an integer from 60 to 999999, got ${JSON.stringify(ttl)}`);
-  const max = env.ADMIN_SESSION_MAX_S || '43200';
-  if (!/^\d{1,7}$/.test(max) || Number(max) < 60)
-    problems.push(`ADMIN_SESSION_MAX_S: must be an integer from 60 to 9999999, got ${JSON.stringify(max)}`);
-  const bootstrapName = env.ADMIN_BOOTSTRAP_NAME || 'local-owner';
+  const metricsToken = readTokenValues(read, 'METRICS_TOKEN', repoRoot);
+  const adminPort = read.integer('ADMIN_PORT', 0, 65535);
+  const ttlSeconds = read.integer('ADMIN_SESSION_TTL_S', 60, 999_999);
+  const maxSeconds = read.integer('ADMIN_SESSION_MAX_S', 60, 9_999_999);
+  const bootstrapName = read.string('ADMIN_BOOTSTRAP_NAME');
   try {
     adminName(bootstrapName);
   } catch {
-    problems.push(
-      `ADMIN_BOOTSTRAP_NAME: must be an administrator name (1-100 of A-Z a-z 0-9 . _ @ + -), got ${JSON.stringify(bootstrapName)}`,
-    );
+    read.problem('ADMIN_BOOTSTRAP_NAME', 'be an administrator name (1-100 of A-Z a-z 0-9 . _ @ + -)', bootstrapName);
   }
+  // Retired, not a setting: refusing to start names what replaced it.
   if (env.ADMIN_ACTOR_HEADER)
-    problems.push(
+    read.problems.push(
       'ADMIN_ACTOR_HEADER: no longer read; administrators sign in with their own token or through OpenID Connect (OIDC_ISSUER)',
     );
   return read.finish('admin', {
     ...cli,
-    adminHost: env.ADMIN_HOST || '127.0.0.1',
-    adminPort: Number(port),
-    adminSessionTtlMs: Number(ttl) * 1000,
-    adminSessionMaxMs: Number(max) * 1000,
-    bootstrapToken: readBootstrapToken(env, problems),
+    adminHost: read.string('ADMIN_HOST'),
+    adminPort,
+    adminSessionTtlMs: ttlSeconds * 1000,
+    adminSessionMaxMs: maxSeconds * 1000,
+    bootstrapToken: readBootstrapToken(read),
     bootstrapName,
-    trustedProxies: readProxies(env, problems),
-    oidc: readOidc(env, problems),
-    publicUrl: readPublicUrl(env, problems),
+    trustedProxies: readProxies(read),
+    oidc: readOidc(read),
+    publicUrl: readPublicUrl(read),
     logLevel,
     metricsToken,
   });
@@ -164,16 +157,17 @@ export function loadAdminConfig(env: Env = process.env): AdminConfig {
  * the secret file `make up` creates is used, and created here when missing, as `make up` would:
  * a lost secret cannot silently pass, since every record then fails verification.
  */
-function readAuditSettings(env: Env, problems: string[]): Pick<OpenConfig, 'auditSecret' | 'auditAnchorFile'> {
-  const auditAnchorFile = fromRepo(env.AUDIT_ANCHOR_FILE || '.local/audit-anchor.jsonl');
-  const direct = env.AUDIT_SECRET;
-  if (direct) {
+function readAuditSettings(read: EnvReader): Pick<OpenConfig, 'auditSecret' | 'auditAnchorFile'> {
+  const problems = read.problems;
+  const auditAnchorFile = fromRepo(read.string('AUDIT_ANCHOR_FILE'));
+  const direct = read.optional('AUDIT_SECRET');
+  if (direct !== undefined) {
     if (direct.length < MIN_SECRET_LENGTH) problems.push(`AUDIT_SECRET: must be at least ${MIN_SECRET_LENGTH} characters`);
     return { auditSecret: direct, auditAnchorFile };
   }
-  const file = fromRepo(env.AUDIT_SECRET_FILE || DEFAULT_SECRET_FILE);
+  const file = fromRepo(read.string('AUDIT_SECRET_FILE'));
   if (!existsSync(file)) {
-    if (env.AUDIT_SECRET_FILE) {
+    if (read.optional('AUDIT_SECRET_FILE') !== undefined) {
       problems.push(`AUDIT_SECRET_FILE: ${file} does not exist (create it with at least ${MIN_SECRET_LENGTH} random characters, mode 600)`);
       return { auditSecret: '', auditAnchorFile };
     }
@@ -200,9 +194,12 @@ function createSecretFile(file: string): void {
   }
 }
 
-function readBootstrapToken(env: Env, problems: string[]): string | null {
-  if (!env.ADMIN_TOKEN_FILE) return null;
-  const file = fromRepo(env.ADMIN_TOKEN_FILE);
+// The server's ADMIN_TOKEN_FILE has no default: the declared one is where the CLI looks.
+function readBootstrapToken(read: EnvReader): string | null {
+  const problems = read.problems;
+  const named = read.optional('ADMIN_TOKEN_FILE');
+  if (named === undefined) return null;
+  const file = fromRepo(named);
   if (!existsSync(file)) {
     problems.push(`ADMIN_TOKEN_FILE: ${file} does not exist (create it with at least ${MIN_TOKEN_LENGTH} random characters)`);
     return null;
@@ -214,44 +211,42 @@ function readBootstrapToken(env: Env, problems: string[]): string | null {
 }
 
 // Only these peers' X-Forwarded-For is believed; anyone else could write any address into it.
-function readProxies(env: Env, problems: string[]): string[] {
-  const raw = (env.ADMIN_TRUSTED_PROXIES ?? '')
-    .split(',')
-    .map((item) => item.trim())
-    .filter((item) => item !== '');
+function readProxies(read: EnvReader): string[] {
+  const raw = read.list('ADMIN_TRUSTED_PROXIES');
   for (const item of raw) {
     const [address, bits, extra] = item.split('/');
     const family = isIP(address ?? '');
     const max = family === 6 ? 128 : 32;
     if (family === 0 || extra !== undefined || (bits !== undefined && (!/^\d{1,3}$/.test(bits) || Number(bits) > max))) {
-      problems.push(`ADMIN_TRUSTED_PROXIES: ${JSON.stringify(item)} is not an IP address or CIDR range`);
+      read.problems.push(`ADMIN_TRUSTED_PROXIES: ${JSON.stringify(item)} is not an IP address or CIDR range`);
     }
   }
   return raw;
 }
 
 // Read with or without single sign-on: behind a TLS ingress the cookies must be Secure either way.
-function readPublicUrl(env: Env, problems: string[]): string | null {
-  const publicUrl = (env.ADMIN_PUBLIC_URL ?? '').replace(/\/+$/, '');
+function readPublicUrl(read: EnvReader): string | null {
+  const given = read.optional('ADMIN_PUBLIC_URL');
+  const publicUrl = (given ?? '').replace(/\/+$/, '');
   if (publicUrl === '') return null;
   if (!/^https?:\/\/[^/\s]+$/.test(publicUrl))
-    problems.push(
-      `ADMIN_PUBLIC_URL: must be the console's origin such as https://admin.example.org, got ${JSON.stringify(env.ADMIN_PUBLIC_URL)}`,
-    );
+    read.problem('ADMIN_PUBLIC_URL', "be the console's origin such as https://admin.example.org", given);
   return publicUrl;
 }
 
-function readOidc(env: Env, problems: string[]): OidcSettings | null {
-  const issuer = env.OIDC_ISSUER;
-  if (!issuer) return null;
-  const clientId = env.OIDC_CLIENT_ID ?? '';
-  let clientSecret = env.OIDC_CLIENT_SECRET ?? '';
-  if (!clientSecret && env.OIDC_CLIENT_SECRET_FILE) {
-    const file = fromRepo(env.OIDC_CLIENT_SECRET_FILE);
+function readOidc(read: EnvReader): OidcSettings | null {
+  const problems = read.problems;
+  const issuer = read.optional('OIDC_ISSUER');
+  if (issuer === undefined) return null;
+  const clientId = read.optional('OIDC_CLIENT_ID') ?? '';
+  let clientSecret = read.optional('OIDC_CLIENT_SECRET') ?? '';
+  const secretFile = read.optional('OIDC_CLIENT_SECRET_FILE');
+  if (!clientSecret && secretFile !== undefined) {
+    const file = fromRepo(secretFile);
     if (existsSync(file)) clientSecret = readFileSync(file, 'utf8').trim();
     else problems.push(`OIDC_CLIENT_SECRET_FILE: ${file} does not exist`);
   }
-  const publicUrl = (env.ADMIN_PUBLIC_URL ?? '').replace(/\/+$/, '');
+  const publicUrl = (read.optional('ADMIN_PUBLIC_URL') ?? '').replace(/\/+$/, '');
   if (!/^https?:\/\/\S+$/.test(issuer)) problems.push(`OIDC_ISSUER: must be an http(s) URL, got ${JSON.stringify(issuer)}`);
   if (!clientId) problems.push('OIDC_CLIENT_ID: required with OIDC_ISSUER');
   if (!clientSecret) problems.push('OIDC_CLIENT_SECRET / OIDC_CLIENT_SECRET_FILE: required with OIDC_ISSUER');

@@ -6,20 +6,18 @@
  */
 import { repoRoot } from '../../contract/repo-root.js';
 import { readAccessSettings, type AccessSettings } from '../../contract/access-settings.js';
+import { settingDefault } from '../../contract/settings.js';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings, type RedisTarget } from '../../contract/redis-target.js';
 import { readOptionalFile, readSecretValues, readTokenValues, type SecretValues } from '../../contract/secrets.js';
 
 export { ConfigError } from '../../contract/env.js';
 
-/** The key cache's default bounds (store/key-cache.ts); KEY_CACHE_* override them. */
+/** The key cache's default bounds (store/key-cache.ts): the declared defaults of the KEY_CACHE_* settings that override them. */
 export const KEY_CACHE_DEFAULTS = Object.freeze({
-  maxKnown: 10_000,
-  // About 4 MB at most; random ids never repeat, so a larger map would only hold more garbage.
-  maxUnknown: 50_000,
-  // A lookup takes well under a millisecond when Redis and authz keep up; 32 in flight covers a
-  // burst of new legitimate keys while bounding what a flood can queue.
-  maxUnknownInFlight: 32,
+  maxKnown: settingDefault('KEY_CACHE_MAX_KEYS'),
+  maxUnknown: settingDefault('KEY_CACHE_MAX_UNKNOWN'),
+  maxUnknownInFlight: settingDefault('KEY_LOOKUPS_MAX_IN_FLIGHT'),
 });
 
 export interface AuthzConfig extends AccessSettings {
@@ -93,8 +91,8 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
   const redis = readRedisSettings(read);
   const access = readAccessSettings(read, repoRoot);
   return read.finish('authz', {
-    host: read.string('AUTHZ_HOST', '127.0.0.1'),
-    port: read.integer('AUTHZ_PORT', 9191, 0, 65535),
+    host: read.string('AUTHZ_HOST'),
+    port: read.integer('AUTHZ_PORT', 0, 65535),
     redisUrl: redis.url,
     redisSentinels: redis.sentinels,
     redisSentinelName: redis.sentinelName,
@@ -103,26 +101,22 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     redisKeyPrefix: redis.prefix,
     redisTimeoutMs: redis.timeoutMs,
     ...access,
-    grantSecret: readSecretValues(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
-    // Envoy's REQUEST_TIMEOUT_S (60 s) for the body, plus a margin.
-    grantTtlMs: read.integer('GRANT_TTL_MS', 90_000, 1_000, 3_600_000),
+    grantSecret: readSecretValues(read, 'GRANT_SECRET', repoRoot),
+    grantTtlMs: read.integer('GRANT_TTL_MS', 1_000, 3_600_000),
     ...readEmbedderUser(read),
     // Bounded: it is also how long a revoked key or a changed organization may go unnoticed.
-    keyCacheTtlMs: read.integer('KEY_CACHE_TTL_MS', 1000, 0, 60_000),
-    keyCacheMaxKeys: read.integer('KEY_CACHE_MAX_KEYS', KEY_CACHE_DEFAULTS.maxKnown, 1, 10_000_000),
-    keyCacheMaxUnknown: read.integer('KEY_CACHE_MAX_UNKNOWN', KEY_CACHE_DEFAULTS.maxUnknown, 0, 10_000_000),
-    keyLookupsMaxInFlight: read.integer('KEY_LOOKUPS_MAX_IN_FLIGHT', KEY_CACHE_DEFAULTS.maxUnknownInFlight, 1, 100_000),
-    // Above Envoy's own bound (AUTHZ_MAX_CHECKS, 512), so with one gateway Envoy refuses first
-    // and authz spends nothing on the excess; this one holds when several callers share authz.
-    checksMaxInFlight: read.integer('AUTHZ_MAX_CHECKS_IN_FLIGHT', 1024, 1, 100_000),
-    callerToken: readTokenValues(read, 'AUTHZ_CALLER_TOKEN', '.local/authz-caller-token', repoRoot),
-    callerAuth: read.oneOf('AUTHZ_CALLER_AUTH', 'token', ['token', 'mesh']) as 'token' | 'mesh',
-    metricsToken: readTokenValues(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),
-    // A few of Envoy's 0.5 s health-check intervals (envoy/envoy.yaml.tmpl).
-    drainMs: read.integer('AUTHZ_DRAIN_MS', 1_500, 0, 3_600_000),
+    keyCacheTtlMs: read.integer('KEY_CACHE_TTL_MS', 0, 60_000),
+    keyCacheMaxKeys: read.integer('KEY_CACHE_MAX_KEYS', 1, 10_000_000),
+    keyCacheMaxUnknown: read.integer('KEY_CACHE_MAX_UNKNOWN', 0, 10_000_000),
+    keyLookupsMaxInFlight: read.integer('KEY_LOOKUPS_MAX_IN_FLIGHT', 1, 100_000),
+    checksMaxInFlight: read.integer('AUTHZ_MAX_CHECKS_IN_FLIGHT', 1, 100_000),
+    callerToken: readTokenValues(read, 'AUTHZ_CALLER_TOKEN', repoRoot),
+    callerAuth: read.oneOf('AUTHZ_CALLER_AUTH', ['token', 'mesh']) as 'token' | 'mesh',
+    metricsToken: readTokenValues(read, 'METRICS_TOKEN', repoRoot),
+    drainMs: read.integer('AUTHZ_DRAIN_MS', 0, 3_600_000),
     logLevel: readLogLevel(read),
-    metricsHost: read.string('AUTHZ_METRICS_HOST', '127.0.0.1'),
-    metricsPort: read.integer('AUTHZ_METRICS_PORT', 9192, 0, 65535),
+    metricsHost: read.string('AUTHZ_METRICS_HOST'),
+    metricsPort: read.integer('AUTHZ_METRICS_PORT', 0, 65535),
     otlpEndpoint: readOtlpEndpoint(read),
   });
 }

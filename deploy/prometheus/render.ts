@@ -5,12 +5,13 @@
  *
  * CLI: `npx tsx deploy/prometheus/render.ts <out.yml>`, reading ENVOY_ADMIN_PORT,
  * AUTHZ_METRICS_HOST, AUTHZ_METRICS_PORT, EMBEDDER_HOST, EMBEDDER_PORT and METRICS_TOKEN_FILE
- * from the environment (the stack's own variables, with the stack's defaults).
+ * from the environment (the stack's own variables, with their declared defaults: contract/settings.ts).
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse, stringify } from 'yaml';
+import { EnvReader, type Env } from '../../contract/env.js';
 
 export const prometheusDir = fileURLToPath(new URL('.', import.meta.url));
 
@@ -54,14 +55,15 @@ export function renderPrometheusConfig(targets: ScrapeTargets, options: RenderOp
   return stringify(config);
 }
 
-/** Targets from the stack's variables, with the stack's defaults. */
-export function targetsFromEnv(env: Readonly<Record<string, string | undefined>>): ScrapeTargets {
-  const value = (name: string, fallback: string) => env[name] || fallback;
-  return {
-    envoy: `127.0.0.1:${value('ENVOY_ADMIN_PORT', '9901')}`,
-    authz: `${value('AUTHZ_METRICS_HOST', '127.0.0.1')}:${value('AUTHZ_METRICS_PORT', '9192')}`,
-    embedder: `${value('EMBEDDER_HOST', '127.0.0.1')}:${value('EMBEDDER_PORT', '8081')}`,
-  };
+/** Targets from the stack's variables, with their declared defaults; throws a ConfigError naming each bad one. */
+export function targetsFromEnv(env: Env): ScrapeTargets {
+  const read = new EnvReader(env);
+  const port = (name: 'ENVOY_ADMIN_PORT' | 'AUTHZ_METRICS_PORT' | 'EMBEDDER_PORT') => read.integer(name, 0, 65535);
+  return read.finish('Prometheus', {
+    envoy: `127.0.0.1:${port('ENVOY_ADMIN_PORT')}`,
+    authz: `${read.string('AUTHZ_METRICS_HOST')}:${port('AUTHZ_METRICS_PORT')}`,
+    embedder: `${read.string('EMBEDDER_HOST')}:${port('EMBEDDER_PORT')}`,
+  });
 }
 
 const invokedDirectly = process.argv[1] !== undefined && import.meta.url === pathToFileURL(resolve(process.argv[1])).href;
@@ -72,6 +74,7 @@ if (invokedDirectly) {
     process.exit(2);
   }
   mkdirSync(dirname(resolve(out)), { recursive: true });
-  const metricsTokenFile = process.env.METRICS_TOKEN_FILE ? resolve(process.env.METRICS_TOKEN_FILE) : undefined;
+  const named = new EnvReader(process.env).optional('METRICS_TOKEN_FILE');
+  const metricsTokenFile = named !== undefined ? resolve(named) : undefined;
   writeFileSync(out, renderPrometheusConfig(targetsFromEnv(process.env), metricsTokenFile ? { metricsTokenFile } : {}));
 }

@@ -8,6 +8,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { repoRoot } from '../../contract/repo-root.js';
+import { settingDefault } from '../../contract/settings.js';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings, type RedisSettings } from '../../contract/redis-target.js';
 import { readSecretValues, readTokenValues, type SecretValues } from '../../contract/secrets.js';
@@ -77,15 +78,13 @@ export interface BatchConfig {
   readonly session: 'background' | 'shared';
 }
 
-const DEFAULT_KEK_FILE = '.local/batch-kek';
-
 /** One or two keys, one per line: 64 hex characters or base64 of 32 bytes each (batch/sealing.ts parses them). */
 const KEY_LINES = /^\s*([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)\s*(\n\s*([0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=)\s*)?$/;
 
 function readKeyText(read: EnvReader, root: string): string | undefined {
   const direct = read.optional('BATCH_KEK');
   const named = read.optional('BATCH_KEK_FILE');
-  const file = resolve(root, named ?? DEFAULT_KEK_FILE);
+  const file = resolve(root, read.string('BATCH_KEK_FILE'));
   if (direct === undefined && !existsSync(file)) {
     if (named !== undefined) read.problem('BATCH_KEK_FILE', 'name a file that exists', file);
     return undefined;
@@ -104,11 +103,11 @@ function readStore(read: EnvReader, root: string): BatchConfig['store'] {
   const file = read.optional('BATCH_STORE_FILE');
   if (file !== undefined && !existsSync(resolve(root, file))) read.problem('BATCH_STORE_FILE', 'name a file that exists', file);
   const fromFile = file !== undefined && existsSync(resolve(root, file)) ? readFileSync(resolve(root, file), 'utf8').trim() : undefined;
-  const raw = fromFile ?? read.string('BATCH_STORE', 'dir:.local/batch');
+  const raw = fromFile ?? read.string('BATCH_STORE');
   if (/^postgres(ql)?:\/\/\S+$/.test(raw)) return { kind: 'postgres', url: raw };
   if (raw.startsWith('dir:') && raw.length > 4) return { kind: 'dir', path: resolve(root, raw.slice(4)) };
   read.problem('BATCH_STORE', 'be dir:<path> or a postgres:// URL', raw.startsWith('dir:') ? raw : '(hidden)');
-  return { kind: 'dir', path: resolve(root, '.local/batch') };
+  return { kind: 'dir', path: resolve(root, settingDefault('BATCH_STORE').replace(/^dir:/, '')) };
 }
 
 /** The Batch API's settings (BATCH_*), or undefined (the API off) when no key-encryption key is given. */
@@ -123,24 +122,16 @@ function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined
   }
   const config = {
     store,
-    // A week: long enough to collect results after a long weekend, short enough that copies of
-    // clinical text do not linger (docs/batch.md argues it).
-    retentionSeconds: read.integer('BATCH_RETENTION_DAYS', 7, 1, 3650) * 86_400,
-    maxFileBytes: read.integer('BATCH_FILE_MAX_BYTES', 200 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
-    maxFileLines: read.integer('BATCH_FILE_MAX_LINES', 50_000, 1, 1_000_000),
-    workers: read.integer('BATCH_WORKERS', 4, 1, 64),
-    leaseMs: read.integer('BATCH_LEASE_MS', 60_000, 1_000, 3_600_000),
-    pollMs: read.integer('BATCH_POLL_MS', 1_000, 10, 60_000),
-    sweepMs: read.integer('BATCH_SWEEP_MS', 60_000, 100, 3_600_000),
-    // One more copy of the model in memory buys online latency while a batch runs (BENCHMARKS.md round 4).
-    session: read.oneOf('BATCH_SESSION', 'background', ['background', 'shared'] as const),
+    retentionSeconds: read.integer('BATCH_RETENTION_DAYS', 1, 3650) * 86_400,
+    maxFileBytes: read.integer('BATCH_FILE_MAX_BYTES', 1024, 1024 * 1024 * 1024),
+    maxFileLines: read.integer('BATCH_FILE_MAX_LINES', 1, 1_000_000),
+    workers: read.integer('BATCH_WORKERS', 1, 64),
+    leaseMs: read.integer('BATCH_LEASE_MS', 1_000, 3_600_000),
+    pollMs: read.integer('BATCH_POLL_MS', 10, 60_000),
+    sweepMs: read.integer('BATCH_SWEEP_MS', 100, 3_600_000),
+    session: read.oneOf('BATCH_SESSION', ['background', 'shared'] as const),
   };
   return keys ? { ...config, keys } : undefined;
-}
-
-/** An integer variable with no default (undefined when unset), at least `min`. */
-function optionalInteger(read: EnvReader, name: string, min: number): number | undefined {
-  return read.optional(name) === undefined ? undefined : read.integer(name, min, min);
 }
 
 /** The longest input a model may take; a batch must always be able to hold one. */
@@ -150,33 +141,30 @@ const MAX_INPUT_TOKENS = 512;
 export function loadConfig(env: Env = process.env): EmbedderConfig {
   const read = new EnvReader(env);
   return read.finish('embedder', {
-    host: read.string('EMBEDDER_HOST', '127.0.0.1'),
-    port: read.integer('EMBEDDER_PORT', 8081, 0, 65_535),
-    modelDir: resolve(read.string('MODEL_DIR', '.local/models/default')),
+    host: read.string('EMBEDDER_HOST'),
+    port: read.integer('EMBEDDER_PORT', 0, 65_535),
+    // From the repository (an image's app folder), as authz, admin and the stack read it.
+    modelDir: resolve(repoRoot, read.string('MODEL_DIR')),
     modelId: read.optional('MODEL_ID'),
-    ortIntraOpThreads: read.integer('ORT_INTRA_OP_THREADS', availableParallelism(), 1, 256),
+    ortIntraOpThreads: read.optionalInteger('ORT_INTRA_OP_THREADS', 1, 256) ?? availableParallelism(),
     // Unset: the model's length × 4 rows per thread (core/batch-budget.ts argues it).
-    batchMaxTokens: optionalInteger(read, 'BATCH_MAX_TOKENS', MAX_INPUT_TOKENS),
-    batchMaxSize: read.integer('BATCH_MAX_SIZE', 32, 1, 4096),
-    // A tenant's share holds one request of 1,000 inputs × 512 tokens; the whole queue holds four
-    // such shares, so one tenant at its share leaves room for the others (about 16 MB of token ids).
-    queueMaxInputs: read.integer('QUEUE_MAX_INPUTS', 4_000, 1),
-    queueMaxTokens: read.integer('QUEUE_MAX_TOKENS', 2_097_152, 1),
-    queueTenantMaxInputs: read.integer('QUEUE_TENANT_MAX_INPUTS', 1_000, 1),
-    queueTenantMaxTokens: read.integer('QUEUE_TENANT_MAX_TOKENS', 524_288, 1),
-    retryAfterSeconds: read.integer('RETRY_AFTER_SECONDS', 1, 1, 3600),
+    batchMaxTokens: read.optionalInteger('BATCH_MAX_TOKENS', MAX_INPUT_TOKENS),
+    batchMaxSize: read.integer('BATCH_MAX_SIZE', 1, 4096),
+    queueMaxInputs: read.integer('QUEUE_MAX_INPUTS', 1),
+    queueMaxTokens: read.integer('QUEUE_MAX_TOKENS', 1),
+    queueTenantMaxInputs: read.integer('QUEUE_TENANT_MAX_INPUTS', 1),
+    queueTenantMaxTokens: read.integer('QUEUE_TENANT_MAX_TOKENS', 1),
+    retryAfterSeconds: read.integer('RETRY_AFTER_SECONDS', 1, 3600),
     logLevel: readLogLevel(read),
-    grantSecret: readSecretValues(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
+    grantSecret: readSecretValues(read, 'GRANT_SECRET', repoRoot),
     redis: readRedisSettings(read),
-    settlementTimeoutMs: read.integer('SETTLEMENT_TIMEOUT_MS', 1_000, 10, 60_000),
-    settlementMinReplicas: read.integer('SETTLEMENT_MIN_REPLICAS', 0, 0, 5),
+    settlementTimeoutMs: read.integer('SETTLEMENT_TIMEOUT_MS', 10, 60_000),
+    settlementMinReplicas: read.integer('SETTLEMENT_MIN_REPLICAS', 0, 5),
     // Bounded well under the record's void window (settlement.lua VOID_WINDOW_MS, 5 s).
-    settlementWaitMs: read.integer('SETTLEMENT_WAIT_MS', 500, 10, 2_000),
-    metricsToken: readTokenValues(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),
-    // The longest request (1,000 × 512 tokens) takes minutes on 2 cores; Envoy's route allows 600 s.
-    drainSeconds: read.integer('EMBEDDER_DRAIN_S', 600, 0, 3600),
-    // Off by default: Kubernetes takes a pod out of rotation itself (preStop sleep, new pod IP).
-    drainNoticeMs: read.integer('EMBEDDER_DRAIN_NOTICE_MS', 0, 0, 60_000),
+    settlementWaitMs: read.integer('SETTLEMENT_WAIT_MS', 10, 2_000),
+    metricsToken: readTokenValues(read, 'METRICS_TOKEN', repoRoot),
+    drainSeconds: read.integer('EMBEDDER_DRAIN_S', 0, 3600),
+    drainNoticeMs: read.integer('EMBEDDER_DRAIN_NOTICE_MS', 0, 60_000),
     otlpEndpoint: readOtlpEndpoint(read),
     batch: readBatchConfig(read, repoRoot),
   });

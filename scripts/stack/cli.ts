@@ -6,6 +6,7 @@
 import { spawn, execFileSync } from 'node:child_process';
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { settingDefault } from '../../contract/settings.js';
 import { repoRoot } from './components.js';
 import { upSettings, type UpSettings } from './settings.js';
 
@@ -130,7 +131,7 @@ The gateway is up.
   Model:     ${s.svc.modelId}
   Redis:     ${redis}
   Logs:      ${s.logDir}/   (make logs)      Stop: make down
-  Metrics:   http://127.0.0.1:${s.envoyAdminPort}/stats/prometheus (Envoy), http://127.0.0.1:${s.baseEnv?.AUTHZ_METRICS_PORT ?? 9192}/metrics (authz, with "authorization: Bearer" the token in ${s.svc.metricsTokenFile}), http://${s.embedder.host}:${s.embedder.port}/metrics (embedder, the same token)
+  Metrics:   http://127.0.0.1:${s.envoyAdminPort}/stats/prometheus (Envoy), http://127.0.0.1:${s.baseEnv?.AUTHZ_METRICS_PORT ?? settingDefault('AUTHZ_METRICS_PORT')}/metrics (authz, with "authorization: Bearer" the token in ${s.svc.metricsTokenFile}), http://${s.embedder.host}:${s.embedder.port}/metrics (embedder, the same token)
   Prometheus: make prometheus, then http://127.0.0.1:9090   (alerts and dashboard: deploy/prometheus/README.md)
 
 Create an organization and an API key (exported as KEY for the curl below and the README's and docs/clients.md's clients):

@@ -1,10 +1,11 @@
 /**
  * The settings of `make up`'s stack: the only place the stack scripts read the environment.
- * Each variable has the default docs/configuration.md documents; every bad value is reported at once,
+ * Each variable has its declared default (contract/settings.ts, which docs/configuration.md shows); every bad value is reported at once,
  * in the wording every process uses (contract/env.ts).
  */
-import { join, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { ConfigError, EnvReader, type Env } from '../../contract/env.js';
+import { settingDefault, type SettingOf } from '../../contract/settings.js';
 import { readManifestId } from '../../contract/model-manifest.js';
 import { settingsFromEnv } from '../../envoy/render.js';
 import { repoRoot } from './components.js';
@@ -21,13 +22,16 @@ export interface UpSettings extends LocalStackSettings {
 /** Reads the stack's settings from `env`; throws one ConfigError naming every bad variable. */
 export function upSettings(env: Env): UpSettings {
   const read = new EnvReader(env);
-  const port = (name: string, fallback: number) => read.integer(name, fallback, 1, 65535);
-  const stateDir = resolve(read.string('STACK_DIR', join(repoRoot, '.local')));
-  const modelDir = resolve(repoRoot, read.string('MODEL_DIR', join(repoRoot, '.local/models/default')));
+  const port = (name: SettingOf<number>) => read.integer(name, 1, 65535);
+  const stateDir = resolve(read.optional('STACK_DIR') ?? join(repoRoot, settingDefault('STACK_DIR')));
+  // A state file's default is its declared one (`.local/…`), moved under STACK_DIR when that is set.
+  const inState = (name: SettingOf<string>) =>
+    resolve(read.optional(name) ?? join(stateDir, relative(settingDefault('STACK_DIR'), settingDefault(name))));
+  const modelDir = resolve(repoRoot, read.string('MODEL_DIR'));
   const modelId = read.optional('MODEL_ID') ?? manifestId(modelDir, read);
   // Without REDIS_URL the stack runs its own Redis, which keeps what it acknowledges on disk.
   const givenRedisUrl = read.optional('REDIS_URL');
-  const redisPort = port('STACK_REDIS_PORT', 6390);
+  const redisPort = port('STACK_REDIS_PORT');
   const redisUrl = givenRedisUrl ?? `redis://127.0.0.1:${redisPort}`;
   const redisKeyPrefix = read.optional('REDIS_KEY_PREFIX');
   const tlsDir = join(stateDir, 'tls');
@@ -39,32 +43,31 @@ export function upSettings(env: Env): UpSettings {
       modelDir,
       modelId,
       redisUrl,
-      keyHashSecretFile: resolve(read.string('KEY_HASH_SECRET_FILE', join(stateDir, 'key-hash-secret'))),
-      grantSecretFile: resolve(read.string('GRANT_SECRET_FILE', join(stateDir, 'grant-secret'))),
+      keyHashSecretFile: inState('KEY_HASH_SECRET_FILE'),
+      grantSecretFile: inState('GRANT_SECRET_FILE'),
       // The embedder runs as its own Redis user, as in production (make up creates the password).
       settlementUser: {
-        username: read.string('EMBEDDER_REDIS_USER', 'ctg-embedder'),
+        username: read.string('EMBEDDER_REDIS_USER'),
         passwordFile: join(stateDir, 'redis-embedder-password'),
       },
       // Created by the stack on start when missing (local-stack.ts); Envoy and Prometheus read them too.
-      authzCallerTokenFile: resolve(read.string('AUTHZ_CALLER_TOKEN_FILE', join(stateDir, 'authz-caller-token'))),
-      metricsTokenFile: resolve(read.string('METRICS_TOKEN_FILE', join(stateDir, 'metrics-token'))),
+      authzCallerTokenFile: inState('AUTHZ_CALLER_TOKEN_FILE'),
+      metricsTokenFile: inState('METRICS_TOKEN_FILE'),
       // The Batch API's key-encryption key, apart from its files (.local/batch/).
-      batchKekFile: resolve(read.string('BATCH_KEK_FILE', join(stateDir, 'batch-kek'))),
-      batchStore: read.string('BATCH_STORE', `dir:${join(stateDir, 'batch')}`),
+      batchKekFile: inState('BATCH_KEK_FILE'),
+      batchStore:
+        read.optional('BATCH_STORE') ??
+        `dir:${join(stateDir, relative(settingDefault('STACK_DIR'), settingDefault('BATCH_STORE').replace(/^dir:/, '')))}`,
       ...(redisKeyPrefix ? { redisKeyPrefix } : {}),
     },
     logDir: join(stateDir, 'logs'),
     envoyConfigFile: join(stateDir, 'envoy.yaml'),
-    envoyBinary: read.string('ENVOY_BIN', 'envoy'),
-    gateway: { host: read.string('GATEWAY_HOST', '0.0.0.0'), port: port('GATEWAY_PORT', 8443) },
-    envoyAdminPort: port('ENVOY_ADMIN_PORT', 9901),
-    authz: { host: read.string('AUTHZ_HOST', '127.0.0.1'), port: port('AUTHZ_PORT', 9191) },
-    embedder: { host: read.string('EMBEDDER_HOST', '127.0.0.1'), port: port('EMBEDDER_PORT', 8081) },
-    tls: {
-      certFile: resolve(read.string('TLS_CERT_FILE', join(tlsDir, 'server.pem'))),
-      keyFile: resolve(read.string('TLS_KEY_FILE', join(tlsDir, 'server-key.pem'))),
-    },
+    envoyBinary: read.string('ENVOY_BIN'),
+    gateway: { host: read.string('GATEWAY_HOST'), port: port('GATEWAY_PORT') },
+    envoyAdminPort: port('ENVOY_ADMIN_PORT'),
+    authz: { host: read.string('AUTHZ_HOST'), port: port('AUTHZ_PORT') },
+    embedder: { host: read.string('EMBEDDER_HOST'), port: port('EMBEDDER_PORT') },
+    tls: { certFile: inState('TLS_CERT_FILE'), keyFile: inState('TLS_KEY_FILE') },
     envoy: envoyTuning(env, read),
     // Every other variable (LOG_LEVEL, DEFAULT_RPM, BATCH_MAX_TOKENS, …) reaches the services as before.
     baseEnv: Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined)),

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { evaluateAdmission, evaluateCheck, PERIOD_MS, refundTokens, type Tat } from '../../authz/src/policy/limits.js';
+import { evaluateAdmission, evaluateCheck, refundTokens, type Tat } from '../../authz/src/policy/limits.js';
+import { PERIOD_MS } from '../../contract/rate-period.js';
 import type { RedisStore } from '../../authz/src/store/redis.js';
 import type { SettlementStore } from '../../embedder/src/settlement/store.js';
 import { envoyCheck, startAuthz, testConfig, TEST_MODEL } from '../support/grpc-authz.js';

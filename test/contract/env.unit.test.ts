@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError as AuthzConfigError, loadConfig as loadAuthzConfig } from '../../authz/src/config.js';
 import { ConfigError, EnvReader, readLogLevel, readOtlpEndpoint } from '../../contract/env.js';
 import { DEFAULT_REDIS_URL, readRedisSettings } from '../../contract/redis-target.js';
+import { settingDefault } from '../../contract/settings.js';
 import { loadConfig as loadEmbedderConfig } from '../../embedder/src/config.js';
 import { repoRoot } from '../support/stack.js';
 
@@ -19,44 +20,54 @@ function problemsOf(load: () => unknown): string[] {
 }
 
 describe('EnvReader', () => {
-  it('reads each kind of value, trimmed, with its fallback when unset or blank', () => {
-    const read = new EnvReader({ N: ' 42 ', S: '  x ', BLANK: '  ', L: 'a, b,,c ', E: 'warn' });
-    expect(read.integer('N', 1, 0, 100)).toBe(42);
-    expect(read.integer('UNSET', 7, 0, 100)).toBe(7);
-    expect(read.string('S', 'd')).toBe('x');
-    expect(read.string('BLANK', 'd')).toBe('d');
-    expect(read.optional('BLANK')).toBeUndefined();
-    expect(read.list('L')).toEqual(['a', 'b', 'c']);
-    expect(read.list('UNSET')).toEqual([]);
-    expect(read.oneOf('E', 'info', ['info', 'warn'])).toBe('warn');
+  it('reads each kind of value, trimmed, with its declared default when unset or blank', () => {
+    const read = new EnvReader({
+      AUTHZ_PORT: ' 42 ',
+      AUTHZ_HOST: '  x ',
+      EMBEDDER_HOST: '  ',
+      ADMIN_TRUSTED_PROXIES: 'a, b,,c ',
+      LOG_LEVEL: 'warn',
+      GATEWAY_HOST_V6: ' ',
+    });
+    expect(read.integer('AUTHZ_PORT', 0, 100)).toBe(42);
+    expect(read.integer('GATEWAY_PORT', 0, 100)).toBe(settingDefault('GATEWAY_PORT'));
+    expect(read.optionalInteger('GATEWAY_PORT', 0)).toBeUndefined();
+    expect(read.string('AUTHZ_HOST')).toBe('x');
+    expect(read.string('EMBEDDER_HOST')).toBe(settingDefault('EMBEDDER_HOST'));
+    expect(read.optional('EMBEDDER_HOST')).toBeUndefined();
+    expect(read.blankable('GATEWAY_HOST_V6')).toBe('');
+    expect(new EnvReader({}).blankable('GATEWAY_HOST_V6')).toBe(settingDefault('GATEWAY_HOST_V6'));
+    expect(read.list('ADMIN_TRUSTED_PROXIES')).toEqual(['a', 'b', 'c']);
+    expect(read.list('REDIS_SENTINELS')).toEqual([]);
+    expect(read.oneOf('LOG_LEVEL', ['info', 'warn'])).toBe('warn');
     expect(read.problems).toEqual([]);
   });
 
   it('collects every bad variable, in one wording, and throws them together', () => {
     const read = new EnvReader({
-      P: '70000',
-      F: '1.5',
-      E: 'loud',
-      M: 'http://x',
+      AUTHZ_PORT: '70000',
+      GRANT_TTL_MS: '1.5',
+      AUTHZ_CALLER_AUTH: 'loud',
+      REDIS_KEY_PREFIX: 'http://x',
       LOG_LEVEL: 'chatty',
       OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://x',
     });
-    expect(read.integer('P', 1, 0, 65535)).toBe(1);
-    read.integer('F', 1, 0, 10);
-    read.oneOf('E', 'a', ['a', 'b']);
-    read.matching('M', '', /^redis:\/\//, 'a redis:// URL');
+    expect(read.integer('AUTHZ_PORT', 0, 65535)).toBe(settingDefault('AUTHZ_PORT'));
+    read.integer('GRANT_TTL_MS', 0, 10);
+    read.oneOf('AUTHZ_CALLER_AUTH', ['token', 'mesh']);
+    read.matching('REDIS_KEY_PREFIX', /^redis:\/\//, 'a redis:// URL');
     readLogLevel(read);
     readOtlpEndpoint(read);
     expect(read.problems).toEqual([
-      'P: must be an integer from 0 to 65535, got "70000"',
-      'F: must be an integer from 0 to 10, got "1.5"',
-      'E: must be one of a, b, got "loud"',
-      'M: must be a redis:// URL, got "http://x"',
+      'AUTHZ_PORT: must be an integer from 0 to 65535, got "70000"',
+      'GRANT_TTL_MS: must be an integer from 0 to 10, got "1.5"',
+      'AUTHZ_CALLER_AUTH: must be one of token, mesh, got "loud"',
+      'REDIS_KEY_PREFIX: must be a redis:// URL, got "http://x"',
       'LOG_LEVEL: must be one of fatal, error, warn, info, debug, trace, silent, got "chatty"',
       'OTEL_EXPORTER_OTLP_ENDPOINT: must be an http(s):// base URL (host and port, no path), got "ftp://x"',
     ]);
     expect(() => read.finish('svc', {})).toThrow(new ConfigError(read.problems, 'svc'));
-    expect(() => read.finish('svc', {})).toThrow(/^invalid svc configuration:\n {2}P: must/);
+    expect(() => read.finish('svc', {})).toThrow(/^invalid svc configuration:\n {2}AUTHZ_PORT: must/);
   });
 
   it('returns the config frozen when nothing is wrong', () => {

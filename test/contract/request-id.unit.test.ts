@@ -1,10 +1,13 @@
 /**
  * The request-id rule has one owner (contract/request-id.ts), and every place that applies or
  * documents it says the same: the embedder's expression, the OpenAPI parameter, Envoy's Lua
- * filter as rendered, and the refusal's detail accept exactly the same ids.
+ * filter as rendered, the settlement functions' copy, and the refusal's detail accept exactly the same ids.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { repoRoot } from '../../contract/repo-root.js';
 import { localReplyBody } from '../../envoy/local-replies.js';
 import { renderEnvoyConfig, settingsFromEnv } from '../../envoy/render.js';
 import { openapiDocument } from '../../openapi/document.js';
@@ -53,6 +56,17 @@ describe('the request-id rule', () => {
   it("Envoy's rendered Lua filter applies the same rule (its pattern and its length)", () => {
     expect(luaSource).toContain(`#id <= ${REQUEST_ID_MAX_LENGTH} and string.match(id, "${REQUEST_ID_LUA_PATTERN}")`);
     const lua = luaClassPattern(REQUEST_ID_LUA_PATTERN);
+    expect(verdicts((id) => id.length <= REQUEST_ID_MAX_LENGTH && lua.test(id))).toEqual(verdicts((id) => REQUEST_ID_RULE.test(id)));
+  });
+
+  it("the settlement functions' own copy (settlement.lua cannot import it) is the same rule", () => {
+    const settlement = readFileSync(join(repoRoot, 'contract/redis/settlement.lua'), 'utf8');
+    const pattern = /^local REQUEST_ID = '([^']+)'$/m.exec(settlement)?.[1];
+    const lengths = [...settlement.matchAll(/#request_id > (\d+)/g)].map((m) => Number(m[1]));
+    expect(pattern, 'local REQUEST_ID').toBeDefined();
+    expect(lengths.length, '#request_id > …').toBeGreaterThan(0);
+    expect(new Set(lengths)).toEqual(new Set([REQUEST_ID_MAX_LENGTH]));
+    const lua = luaClassPattern(pattern!);
     expect(verdicts((id) => id.length <= REQUEST_ID_MAX_LENGTH && lua.test(id))).toEqual(verdicts((id) => REQUEST_ID_RULE.test(id)));
   });
 

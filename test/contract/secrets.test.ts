@@ -27,7 +27,7 @@ function file(name: string, text: string): string {
 describe('reading a rotatable secret', () => {
   it('takes one value per line, the first in use, blank lines and surrounding spaces ignored', () => {
     const read = new EnvReader({ GRANT_SECRET_FILE: file('grant', `\n${A}\n  ${B}  \r\n\n`) });
-    const secret = readSecretValues(read, 'GRANT_SECRET', 'unused', dir);
+    const secret = readSecretValues(read, 'GRANT_SECRET', dir);
     expect(read.problems).toEqual([]);
     expect(secret.current).toBe(A);
     expect(secret.accepted).toEqual([A, B]);
@@ -36,44 +36,53 @@ describe('reading a rotatable secret', () => {
 
   it('a value set directly is one (or more) values and is not watched', () => {
     const read = new EnvReader({ METRICS_TOKEN: `${A}\n${B}` });
-    const token = readTokenValues(read, 'METRICS_TOKEN', 'unused', dir);
+    const token = readTokenValues(read, 'METRICS_TOKEN', dir);
     expect(read.problems).toEqual([]);
     expect(token?.accepted).toEqual([A, B]);
     expect(token?.file).toBeUndefined();
   });
 
   it('notes a short value on any line, spaces in a token, too many values, a repeated value, an empty file', () => {
-    const problem = (name: string, text: string, token = true) => {
-      const read = new EnvReader({ [`${name}_FILE`]: file(name, text) });
-      if (token) readTokenValues(read, name, 'unused', dir);
-      else readSecretValues(read, name, 'unused', dir);
+    // A token (METRICS_TOKEN) travels as a header; a secret (GRANT_SECRET) only keys an HMAC.
+    const problem = (label: string, text: string, token = true) => {
+      const name = token ? 'METRICS_TOKEN' : 'GRANT_SECRET';
+      const read = new EnvReader({ [`${name}_FILE`]: file(label, text) });
+      if (token) readTokenValues(read, name, dir);
+      else readSecretValues(read, name, dir);
       return read.problems;
     };
-    expect(problem('T1', `${A}\nshort`)).toEqual([expect.stringMatching(/^T1 \/ T1_FILE: must hold a token of at least 32/)]);
+    const T = 'METRICS_TOKEN / METRICS_TOKEN_FILE';
+    expect(problem('T1', `${A}\nshort`)).toEqual([expect.stringMatching(new RegExp(`^${T}: must hold a token of at least 32`))]);
     expect(problem('S1', `${A}\nshort`, false)).toEqual([
-      expect.stringMatching(/^S1_FILE \(.*\): must hold a secret of at least 32 characters/),
+      expect.stringMatching(/^GRANT_SECRET_FILE \(.*S1\): must hold a secret of at least 32 characters/),
     ]);
-    expect(problem('T2', `${A}\n${'x'.repeat(20)} ${'y'.repeat(20)}`)).toEqual([expect.stringMatching(/^T2 \/ T2_FILE: .*without spaces/)]);
+    expect(problem('T2', `${A}\n${'x'.repeat(20)} ${'y'.repeat(20)}`)).toEqual([
+      expect.stringMatching(new RegExp(`^${T}: .*without spaces`)),
+    ]);
     expect(problem('S2', `${A}\n${'x'.repeat(20)} ${'y'.repeat(20)}`, false)).toEqual([]);
     const many = Array.from({ length: MAX_SECRET_VALUES + 1 }, (_, i) => `${i}`.padEnd(40, 'z')).join('\n');
-    expect(problem('T3', many)).toEqual([expect.stringMatching(/^T3 \/ T3_FILE: .*at most 4 values/)]);
-    expect(problem('T4', `${A}\n${A}`)).toEqual([expect.stringMatching(/^T4 \/ T4_FILE: .*each value once/)]);
-    expect(problem('T5', '\n\n', false)).toEqual([expect.stringMatching(/^T5_FILE \(.*\): .*hold a value/)]);
+    expect(problem('T3', many)).toEqual([expect.stringMatching(new RegExp(`^${T}: .*at most 4 values`))]);
+    expect(problem('T4', `${A}\n${A}`)).toEqual([expect.stringMatching(new RegExp(`^${T}: .*each value once`))]);
+    expect(problem('T5', '\n\n', false)).toEqual([expect.stringMatching(/^GRANT_SECRET_FILE \(.*T5\): .*hold a value/)]);
   });
 
   it('an absent file: a problem for the grant secret, undefined for an unnamed token, a problem for a named one', () => {
-    const read = new EnvReader({ GRANT_SECRET_FILE: join(dir, 'absent'), NAMED_FILE: join(dir, 'absent') });
-    readSecretValues(read, 'GRANT_SECRET', 'unused', dir);
-    expect(readTokenValues(read, 'UNNAMED', join(dir, 'absent'), dir)).toBeUndefined();
-    expect(readTokenValues(read, 'NAMED', 'unused', dir)).toBeUndefined();
-    expect(read.problems).toEqual([expect.stringMatching(/^GRANT_SECRET \/ GRANT_SECRET_FILE/), expect.stringMatching(/^NAMED_FILE/)]);
+    const read = new EnvReader({ GRANT_SECRET_FILE: join(dir, 'absent'), METRICS_TOKEN_FILE: join(dir, 'absent') });
+    readSecretValues(read, 'GRANT_SECRET', dir);
+    // Unnamed: its declared default file, which does not exist under `dir`.
+    expect(readTokenValues(read, 'AUTHZ_CALLER_TOKEN', dir)).toBeUndefined();
+    expect(readTokenValues(read, 'METRICS_TOKEN', dir)).toBeUndefined();
+    expect(read.problems).toEqual([
+      expect.stringMatching(/^GRANT_SECRET \/ GRANT_SECRET_FILE/),
+      expect.stringMatching(/^METRICS_TOKEN_FILE/),
+    ]);
   });
 });
 
 describe('rotating through the file (the three steps of deploy/README.md)', () => {
   it('takes each step on the next poll; the metrics check follows; a bad file is refused and the values held stay', async () => {
     const path = file('metrics', `${A}\n`);
-    const token = readTokenValues(new EnvReader({ METRICS_TOKEN_FILE: path }), 'METRICS_TOKEN', 'unused', dir)!;
+    const token = readTokenValues(new EnvReader({ METRICS_TOKEN_FILE: path }), 'METRICS_TOKEN', dir)!;
     const reports: SecretReload[] = [];
     const watcher = watchSecrets([token, undefined], (r) => reports.push(r), 3_600_000);
     const allowed = bearerCheck(token);

@@ -11,7 +11,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { PERIOD_MS } from '../../authz/src/policy/limits.js';
+import { PERIOD_MS } from '../../contract/rate-period.js';
 import type { RedisStore } from '../../authz/src/store/redis.js';
 import { createStore } from '../../authz/src/store/redis.js';
 import { batchFunctionNames } from '../../contract/redis/batch-keys.js';

@@ -9,7 +9,7 @@ import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisConnection } from '../../contract/redis-connection.js';
-import { decodeUsage, USAGE_FIELDS } from '../../contract/usage-record.js';
+import { decodeDailyUsage, decodeUsage, USAGE_DAILY_FIELDS, USAGE_FIELDS } from '../../contract/usage-record.js';
 import { UsageReports } from '../../admin/src/store/reports.js';
 import type { SettlementStore } from '../../embedder/src/settlement/store.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
@@ -74,6 +74,32 @@ describe('the usage record', () => {
     const reported = [];
     for await (const entry of new UsageReports(connection).readUsage({ org: record.org })) reported.push(entry);
     expect(reported).toEqual([decoded]);
+  });
+
+  it('its daily counters are written with only the fields the contract names (settlement.lua and batch.lua), and decode', async () => {
+    for (const file of ['contract/redis/settlement.lua', 'contract/redis/batch.lua']) {
+      const source = readFileSync(file, 'utf8');
+      const written = [...source.matchAll(/HINCRBY', daily, '([^']+)'( \.\.)?/g)].map((m) => (m[2] ? `${m[1]}<model>` : m[1]!));
+      expect(written.length, file).toBeGreaterThan(3);
+      const f = USAGE_DAILY_FIELDS;
+      const named = [f.requests, f.tokens, f.batchTokens, `${f.modelRequestsPrefix}<model>`, `${f.modelTokensPrefix}<model>`];
+      expect(
+        written.filter((field) => !named.includes(field)),
+        file,
+      ).toEqual([]);
+    }
+    // The record above, as its day's counters hold it.
+    const keys = await testSettlementKeys(prefix);
+    const [[streamId, pairs]] = (await redis.xrange(keys.usageStream, '-', '+')) as [[string, string[]]];
+    const recorded = decodeUsage(streamId, Object.fromEntries(pairs.flatMap((value, i) => (i % 2 === 0 ? [[value, pairs[i + 1]!]] : []))));
+    const hash = await redis.hgetall(keys.usageDaily(record.org, new Date(recorded.time).toISOString().slice(0, 10)));
+    expect(decodeDailyUsage(hash)).toEqual({
+      requests: 1,
+      tokens: record.tokens,
+      batchTokens: 0,
+      models: { [record.model]: { requests: 1, tokens: record.tokens } },
+    });
+    expect(decodeDailyUsage({})).toEqual({ requests: 0, tokens: 0, batchTokens: 0, models: {} });
   });
 
   it('decodes a missing field to an empty value rather than inventing one; no kind reads as online', () => {

@@ -9,7 +9,7 @@ import { Redis } from 'ioredis';
 import { signGrant, type GrantClaims } from '../../contract/grant.js';
 import { GRANT_HEADER } from '../../contract/headers.js';
 import { settlementKeys, settlementNsKey } from '../../contract/redis/settlement-keys.js';
-import type { UsageRecord } from '../../contract/usage-record.js';
+import { USAGE_DAILY_FIELDS as DAILY, USAGE_FIELDS, type UsageRecord } from '../../contract/usage-record.js';
 import { openSettlementStore, type SettlementStore } from '../../embedder/src/settlement/store.js';
 import { connectedStore, TEST_REDIS_URL } from './redis-store.js';
 
@@ -146,6 +146,11 @@ export async function recordUsage(
   await seedUsage(store.connection.keys.prefix, usage, store.connection.redis);
 }
 
+/** A record's stream fields and values, in the settlement's order (contract/usage-record.ts names them). */
+function usageFields(record: UsageRecord): string[] {
+  return (Object.keys(USAGE_FIELDS) as Array<keyof UsageRecord>).flatMap((part) => [USAGE_FIELDS[part], String(record[part])]);
+}
+
 /** recordUsage under `prefix`. */
 export async function seedUsage(
   prefix: string,
@@ -158,30 +163,11 @@ export async function seedUsage(
   const daily = keys.usageDaily(usage.org, day);
   await fullClient()
     .multi()
-    .xadd(
-      keys.usageStream,
-      '*',
-      'org',
-      usage.org,
-      'key',
-      usage.keyId,
-      'model',
-      usage.model,
-      'request_id',
-      usage.requestId,
-      'tokens',
-      String(usage.tokens),
-      'ts',
-      String(usage.time),
-      'kind',
-      usage.kind ?? 'online',
-      'batch',
-      usage.batch ?? '',
-    )
-    .hincrby(daily, 'requests', 1)
-    .hincrby(daily, 'tokens', usage.tokens)
-    .hincrby(daily, `requests:${usage.model}`, 1)
-    .hincrby(daily, `tokens:${usage.model}`, usage.tokens)
+    .xadd(keys.usageStream, '*', ...usageFields({ ...usage, kind: usage.kind ?? 'online', batch: usage.batch ?? '' }))
+    .hincrby(daily, DAILY.requests, 1)
+    .hincrby(daily, DAILY.tokens, usage.tokens)
+    .hincrby(daily, DAILY.modelRequestsPrefix + usage.model, 1)
+    .hincrby(daily, DAILY.modelTokensPrefix + usage.model, usage.tokens)
     .incrby(keys.month(usage.org, day.slice(0, 7)), usage.tokens)
     .exec();
 }

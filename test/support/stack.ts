@@ -12,7 +12,6 @@ import { join } from 'node:path';
 import { readManifestId } from '../../contract/model-manifest.js';
 import { settlementFunctionNames } from '../../contract/redis/settlement-keys.js';
 import { batchFunctionNames } from '../../contract/redis/batch-keys.js';
-import { DEFAULT_REDIS_URL } from '../../contract/redis-target.js';
 import {
   authzComponent,
   authzEnv,
@@ -25,10 +24,12 @@ import { startLocalStack, writeLocalEnvoyConfig, type LocalStackSettings } from 
 import { ensureSecretFile } from '../../scripts/stack/secrets.js';
 import { Supervisor } from '../../scripts/stack/supervisor.js';
 import { freePort } from './process.js';
+import { TEST_REDIS_URL } from './redis-store.js';
 import { gatewayRequest, type GatewayRequest, type GatewayResponse } from './stack-client.js';
 
 export { repoRoot };
-export const redisUrl = process.env.REDIS_URL || DEFAULT_REDIS_URL;
+/** The Redis the stacks run on: the tests' one (redis-store.ts). */
+export const redisUrl = TEST_REDIS_URL;
 
 let envoyPath: string | undefined;
 

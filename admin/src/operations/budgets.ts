@@ -46,7 +46,7 @@ export function budgetOperations(deps: AdminDeps) {
   const viewOf = async (org: string, name: string): Promise<BudgetView | null> => {
     const now = deps.now();
     const [budget, daily] = await Promise.all([deps.budgets.get(org), deps.reports.readDaily(org, monthDaysSoFar(now))]);
-    const usedTokens = daily.reduce((sum, { counters }) => sum + (counters.tokens ?? 0), 0);
+    const usedTokens = daily.reduce((sum, { counters }) => sum + counters.tokens, 0);
     return budget && { org, name, ...budget, ...budgetState(budget, usedTokens, now) };
   };
 

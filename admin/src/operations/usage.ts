@@ -108,7 +108,7 @@ export function usageOperations(deps: AdminDeps) {
         requests,
         tokens,
         models,
-        daily: daily.map(({ day, counters }) => ({ day, requests: counters.requests ?? 0, tokens: counters.tokens ?? 0 })),
+        daily: daily.map(({ day, counters }) => ({ day, requests: counters.requests, tokens: counters.tokens })),
       };
     },
 
@@ -140,8 +140,7 @@ export function usageOperations(deps: AdminDeps) {
       const ranked = [...perKey.entries()].sort(([a, x], [b, y]) => total(y) - total(x) || a.localeCompare(b));
       const rest = ranked.slice(top);
       const models = new Set<string>();
-      for (const row of counters.values())
-        for (const field of Object.keys(row)) if (field.startsWith('tokens:')) models.add(field.slice(7));
+      for (const row of counters.values()) for (const model of Object.keys(row.models)) models.add(model);
       return {
         org: org.id,
         since: days[0]!,
@@ -168,8 +167,8 @@ export function usageOperations(deps: AdminDeps) {
         models: [...models].sort().map((model) => ({
           model,
           days: fill((day) => ({
-            requests: counters.get(day)?.[`requests:${model}`] ?? 0,
-            tokens: counters.get(day)?.[`tokens:${model}`] ?? 0,
+            requests: counters.get(day)?.models[model]?.requests ?? 0,
+            tokens: counters.get(day)?.models[model]?.tokens ?? 0,
           })),
         })),
       };
@@ -185,10 +184,10 @@ export function usageOperations(deps: AdminDeps) {
         let requests = 0;
         let tokens = 0;
         for (const { day, counters } of daily) {
-          requests += counters.requests ?? 0;
-          tokens += counters.tokens ?? 0;
+          requests += counters.requests;
+          tokens += counters.tokens;
           const point = perDay.get(day) ?? { day, requests: 0, tokens: 0 };
-          perDay.set(day, { day, requests: point.requests + (counters.requests ?? 0), tokens: point.tokens + (counters.tokens ?? 0) });
+          perDay.set(day, { day, requests: point.requests + counters.requests, tokens: point.tokens + counters.tokens });
         }
         return { org: org.id, name: org.name, disabled: org.disabled === true, requests, tokens };
       });

@@ -7,7 +7,7 @@
 import { fromPairs, type RedisConnection } from '../../../contract/redis-connection.js';
 import { settlementKeys } from '../../../contract/redis/settlement-keys.js';
 import { readSettlementNamespace } from '../../../contract/redis/settlement-namespace.js';
-import { decodeUsage, type UsageEntry } from '../../../contract/usage-record.js';
+import { decodeDailyUsage, decodeUsage, type DailyUsage, type UsageEntry } from '../../../contract/usage-record.js';
 
 export interface UsageQuery {
   readonly org?: string;
@@ -59,13 +59,11 @@ export class UsageReports {
   }
 
   /** The organization's daily counters for each day given (empty days are omitted). */
-  async readDaily(org: string, days: readonly string[]): Promise<Array<{ day: string; counters: Record<string, number> }>> {
+  async readDaily(org: string, days: readonly string[]): Promise<Array<{ day: string; counters: DailyUsage }>> {
     const { redis } = this.connection;
     const keys = await this.keys();
     const hashes = await Promise.all(days.map((day) => this.connection.guard(() => redis.hgetall(keys.usageDaily(org, day)))));
-    return days
-      .map((day, i) => ({ day, counters: Object.fromEntries(Object.entries(hashes[i]!).map(([f, v]) => [f, Number(v)])) }))
-      .filter((row) => Object.keys(row.counters).length > 0);
+    return days.flatMap((day, i) => (Object.keys(hashes[i]!).length > 0 ? [{ day, counters: decodeDailyUsage(hashes[i]!) }] : []));
   }
 
   /**

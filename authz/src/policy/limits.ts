@@ -11,8 +11,7 @@
  * all arithmetic is on integers below 2^53, and "exactly L allowed" holds for every L.
  */
 import type { OrgRecord } from '../../../contract/access-records.js';
-
-export const PERIOD_MS = 60_000;
+import { PERIOD_MS } from '../../../contract/rate-period.js';
 
 /** TAT = ms + frac / limit, with 0 <= frac < limit. */
 export interface Tat {

@@ -8,7 +8,8 @@
 import { decodeKey, decodeOrg, type KeyRecord, type OrgRecord } from '../../../contract/access-records.js';
 import { fromPairs } from '../../../contract/redis-connection.js';
 import { batchFunctionNames } from '../../../contract/redis/batch-keys.js';
-import { PERIOD_MS, type LimitOutcome, type LimitReason, type Limits } from '../policy/limits.js';
+import { PERIOD_MS } from '../../../contract/rate-period.js';
+import type { LimitOutcome, LimitReason, Limits } from '../policy/limits.js';
 import { openConnection, StoreUnavailableError, type Connection, type StoreOptions } from './connection.js';
 import { SettlementSetup, type EmbedderUser } from './settlement.js';
 

@@ -8,11 +8,9 @@
 import type { Redis } from 'ioredis';
 import type { GrantClaims } from '../../../contract/grant.js';
 import { openRedis, type RedisTarget } from '../../../contract/redis-target.js';
+import { PERIOD_MS } from '../../../contract/rate-period.js';
 import { settlementFunctionNames } from '../../../contract/redis/settlement-keys.js';
 import type { UsageRecord } from '../../../contract/usage-record.js';
-
-/** The GCRA period of every token budget: a minute, as authz's policy/limits.ts. */
-const PERIOD_MS = 60_000;
 
 export interface SettlementStoreOptions extends RedisTarget {
   readonly prefix: string;
