@@ -273,6 +273,13 @@ beforeAll(async () => {
       tokenMounts[secretDir(join(files, name), { [path.slice(dir.length + 1)]: randomBytes(24).toString('hex') }, authzUid, authzUid)] =
         dir;
     }
+    // The embedder's Redis password (Secret ctg-redis-embedder, as base/authz.yaml mounts it): authz
+    // creates the embedder's ACL user with it on the primary, and again on a promoted replica.
+    {
+      const path = authzEnv.EMBEDDER_REDIS_PASSWORD_FILE!;
+      const dir = path.slice(0, path.lastIndexOf('/'));
+      tokenMounts[secretDir(join(files, 'embedder-redis'), { [path.slice(dir.length + 1)]: embedderPassword }, authzUid, authzUid)] = dir;
+    }
     net.run({
       name: 'authz',
       image: AUTHZ_IMAGE,
@@ -314,6 +321,24 @@ afterAll(() => {
   if (dirs) removeStackDir(dirs);
 });
 
+/** redis-cli in pod `ordinal`'s Redis container, as the embedder's user or as the full (default) user. */
+const cli = (ordinal: number, auth: string[], ...args: string[]) =>
+  podman([
+    'exec',
+    '-e',
+    `REDISCLI_AUTH=${auth[0]}`,
+    `${net.name}-ctg-redis-${ordinal}`,
+    'redis-cli',
+    '--tls',
+    '--cacert',
+    '/etc/ctg/redis-tls/ca.crt',
+    '-h',
+    'localhost',
+    ...auth.slice(1),
+    ...args,
+  ]).trim();
+const asEmbedder = (ordinal: number, ...args: string[]) => cli(ordinal, [embedderPassword, '--user', embedderUser], ...args);
+const asFull = (ordinal: number, ...args: string[]) => cli(ordinal, [password], ...args);
 const primaryOf = (ordinal: number) => sentinel(ordinal, 'SENTINEL', 'get-master-addr-by-name', 'ctg').split('\n')[0];
 
 describe('components/redis-sentinel, run as the StatefulSet runs it', () => {
@@ -344,33 +369,20 @@ describe('components/redis-sentinel, run as the StatefulSet runs it', () => {
     await writesThrough('authz to write through the primary', 60_000);
   });
 
-  it("every node has the embedder's ACL user (start.sh), allowed the settlement functions authz loaded, nothing else", async () => {
-    const asEmbedder = (ordinal: number, ...args: string[]) =>
-      podman([
-        'exec',
-        '-e',
-        `REDISCLI_AUTH=${embedderPassword}`,
-        `${net.name}-ctg-redis-${ordinal}`,
-        'redis-cli',
-        '--tls',
-        '--cacert',
-        '/etc/ctg/redis-tls/ca.crt',
-        '-h',
-        'localhost',
-        '--user',
-        embedderUser,
-        ...args,
-      ]).trim();
-    for (const i of [0, 1, 2]) {
-      expect(asEmbedder(i, 'PING'), `pod ${i}`).toBe('PONG');
-      // Loaded on the primary by authz, replicated to every node.
+  it("the primary has the embedder's ACL user (authz makes it), allowed the settlement functions and nothing else; the replicas hold the functions", async () => {
+    // ACLs are per node and not replicated: authz writes the user on the primary it reaches
+    // (on every connect, and checks it every 30 s); the functions replicate.
+    await waitFor("authz to create the embedder's user on the primary", async () => asEmbedder(0, 'PING') === 'PONG', 60_000);
+    expect(asEmbedder(0, 'FUNCTION', 'LIST', 'LIBRARYNAME', 'ctg_settlement')).toContain('ctg_admit');
+    expect(asEmbedder(0, 'GET', 'ctg:usage')).toMatch(/NOPERM/);
+    expect(asEmbedder(0, 'FUNCTION', 'FLUSH')).toMatch(/NOPERM/);
+    expect(asEmbedder(0, 'CONFIG', 'SET', 'min-replicas-to-write', '0')).toMatch(/NOPERM/);
+    for (const i of [1, 2]) {
       await waitFor(
         `pod ${i} to hold the settlement functions`,
-        async () => asEmbedder(i, 'FUNCTION', 'LIST', 'LIBRARYNAME', 'ctg_settlement').includes('ctg_admit'),
+        async () => asFull(i, 'FUNCTION', 'LIST', 'LIBRARYNAME', 'ctg_settlement').includes('ctg_admit'),
         20_000,
       );
-      expect(asEmbedder(i, 'GET', 'ctg:usage'), `pod ${i}`).toMatch(/NOPERM/);
-      expect(asEmbedder(i, 'FUNCTION', 'FLUSH'), `pod ${i}`).toMatch(/NOPERM/);
     }
   });
 
@@ -396,6 +408,10 @@ describe('components/redis-sentinel, run as the StatefulSet runs it', () => {
     const promotedAfterMs = Date.now() - lostAt;
     const primary = primaryOf(1)!;
     await writesThrough('authz to write through the new primary', 30_000);
+    // The promoted replica had no embedder user (ACLs are not replicated): authz makes it there.
+    const promoted = Number(/^ctg-redis-(\d+)\./.exec(primary)?.[1]);
+    await waitFor("the embedder's user on the promoted primary", async () => asEmbedder(promoted, 'PING') === 'PONG', 45_000);
+    expect(asEmbedder(promoted, 'GET', 'ctg:usage')).toMatch(/NOPERM/);
     await startPod(0);
     const info = podman([
       'exec',
