@@ -191,6 +191,13 @@ export const SETTINGS: readonly Setting[] = Object.freeze([
     meaning: "Reach the primary through Sentinel (`host:port,…`); the URL's password and `rediss://` still apply to it",
   },
   {
+    names: ['REDIS_CLUSTER_NODES'],
+    default: '—',
+    usedBy: 'authz, embedder, admin',
+    meaning:
+      'Use a Redis Cluster through these seed nodes (`host:port,…`; not with Sentinel); the URL\'s user, password and `rediss://` apply to every node (docs/settlement.md, "Redis Cluster")',
+  },
+  {
     names: ['REDIS_SENTINEL_PASSWORD_FILE'],
     default: '—',
     usedBy: 'authz, embedder, admin',

@@ -149,6 +149,12 @@ const MAX_INPUT_TOKENS = 512;
 /** Reads and validates the embedder's variables; throws one ConfigError naming every bad one. */
 export function loadConfig(env: Env = process.env): EmbedderConfig {
   const read = new EnvReader(env);
+  const redis = readRedisSettings(read);
+  const settlementMinReplicas = read.integer('SETTLEMENT_MIN_REPLICAS', 0, 0, 5);
+  // WAIT counts the replicas of the connection's own primary; a cluster client sends a keyless
+  // command to any node, so it would count another primary's (docs/settlement.md, "Redis Cluster").
+  if (redis.clusterNodes && settlementMinReplicas > 0)
+    read.problem('SETTLEMENT_MIN_REPLICAS', 'be 0 with REDIS_CLUSTER_NODES (waiting for replicas is not supported on a cluster yet)');
   return read.finish('embedder', {
     host: read.string('EMBEDDER_HOST', '127.0.0.1'),
     port: read.integer('EMBEDDER_PORT', 8081, 0, 65_535),
@@ -167,9 +173,9 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     retryAfterSeconds: read.integer('RETRY_AFTER_SECONDS', 1, 1, 3600),
     logLevel: readLogLevel(read),
     grantSecret: readSecretValues(read, 'GRANT_SECRET', '.local/grant-secret', repoRoot),
-    redis: readRedisSettings(read),
+    redis,
     settlementTimeoutMs: read.integer('SETTLEMENT_TIMEOUT_MS', 1_000, 10, 60_000),
-    settlementMinReplicas: read.integer('SETTLEMENT_MIN_REPLICAS', 0, 0, 5),
+    settlementMinReplicas,
     // Bounded well under the record's void window (settlement.lua VOID_WINDOW_MS, 5 s).
     settlementWaitMs: read.integer('SETTLEMENT_WAIT_MS', 500, 10, 2_000),
     metricsToken: readTokenValues(read, 'METRICS_TOKEN', '.local/metrics-token', repoRoot),

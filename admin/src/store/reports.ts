@@ -39,20 +39,41 @@ export class UsageReports {
    * Usage entries in stream order, filtered by organization and time (ms, inclusive). Stream
    * ids carry Redis's clock but records carry the request's own start time, so without
    * `appendedFrom` the whole stream is paged through and filtered on the record's own time.
+   * Each organization has its own stream (settlement-keys.ts): one organization's is read alone;
+   * every organization's are found with SCAN (on every primary of a cluster) and merged by id.
    */
   async *readUsage(query: UsageQuery): AsyncGenerator<UsageEntry> {
-    const { redis } = this.connection;
     const keys = await this.keys();
-    let start = query.appendedFrom === undefined ? '-' : String(Math.max(0, Math.floor(query.appendedFrom)));
+    const streams =
+      query.org !== undefined ? [keys.usageStream(query.org)] : await this.connection.scanAll(keys.usageStreamPattern, 'stream');
+    const start = query.appendedFrom === undefined ? '-' : String(Math.max(0, Math.floor(query.appendedFrom)));
+    const heads = await Promise.all(streams.map(async (stream) => this.pages(stream, start)[Symbol.asyncIterator]()));
+    const current = await Promise.all(heads.map((head) => head.next()));
     for (;;) {
-      const page = await this.connection.guard(() => redis.xrange(keys.usageStream, start, '+', 'COUNT', PAGE));
-      for (const [id, fields] of page) {
-        const entry = decodeUsage(id, fromPairs(fields));
-        if (query.org !== undefined && entry.org !== query.org) continue;
-        if (query.since !== undefined && entry.time < query.since) continue;
-        if (query.until !== undefined && entry.time > query.until) continue;
-        yield entry;
+      let min = -1;
+      for (let i = 0; i < current.length; i++) {
+        const here = current[i]!;
+        if (here.done) continue;
+        if (min < 0 || compareIds(here.value[0], (current[min]!.value as [string, string[]])[0]) < 0) min = i;
       }
+      if (min < 0) return;
+      const [id, fields] = current[min]!.value as [string, string[]];
+      current[min] = await heads[min]!.next();
+      const entry = decodeUsage(id, fromPairs(fields));
+      if (query.org !== undefined && entry.org !== query.org) continue;
+      if (query.since !== undefined && entry.time < query.since) continue;
+      if (query.until !== undefined && entry.time > query.until) continue;
+      yield entry;
+    }
+  }
+
+  /** One stream's entries from `start` on, a page at a time. */
+  private async *pages(stream: string, from: string): AsyncGenerator<[string, string[]]> {
+    const { redis } = this.connection;
+    let start = from;
+    for (;;) {
+      const page = await this.connection.guard(() => redis.xrange(stream, start, '+', 'COUNT', PAGE));
+      yield* page;
       if (page.length < PAGE) return;
       start = `(${page[page.length - 1]![0]}`;
     }
@@ -80,7 +101,7 @@ export class UsageReports {
     const found = new Map<string, number>();
     let end = '+';
     for (let read = 0; read < maxEntries && found.size < wanted.size; ) {
-      const page = await this.connection.guard(() => redis.xrevrange(keys.usageStream, end, '-', 'COUNT', PAGE));
+      const page = await this.connection.guard(() => redis.xrevrange(keys.usageStream(org), end, '-', 'COUNT', PAGE));
       for (const [id, fields] of page) {
         const entry = decodeUsage(id, fromPairs(fields));
         if (entry.org === org && wanted.has(entry.keyId) && !found.has(entry.keyId)) found.set(entry.keyId, entry.time);
@@ -91,4 +112,11 @@ export class UsageReports {
     }
     return found;
   }
+}
+
+/** Orders two stream ids (`<ms>-<seq>`). */
+function compareIds(a: string, b: string): number {
+  const [am = 0, as = 0] = a.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.split('-').map(Number);
+  return am - bm || as - bs;
 }

@@ -9,6 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { renderLibrary, settlementAclRules, settlementFunctionNames, settlementKeys } from '../../../contract/redis/settlement-keys.js';
 import { readSettlementNamespace } from '../../../contract/redis/settlement-namespace.js';
+import { primariesOf } from '../../../contract/redis-target.js';
 import type { Connection } from './connection.js';
 
 const SETTLEMENT = readFileSync(new URL('../../../contract/redis/settlement.lua', import.meta.url), 'utf8');
@@ -60,23 +61,31 @@ export class SettlementSetup {
     clearInterval(this.timer);
   }
 
+  /**
+   * Functions and ACL users are per node: in a Redis Cluster each primary gets them (its
+   * replicas take the functions from it; a promoted replica lacks the user until the next check).
+   */
   private async repair(force: boolean): Promise<void> {
     const { redis, prefix } = this.connection;
     const ns = await readSettlementNamespace(this.connection);
-    const loaded =
-      !force &&
-      ((await this.connection.guard(() => redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', this.functions.library))) as unknown[]).length > 0;
     const changed = ns !== this.ns;
-    if (!loaded || changed) {
-      await this.connection.guard(() => redis.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(SETTLEMENT, prefix, ns)));
-      await this.connection.guard(() => redis.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(BATCH, prefix, ns)));
+    const primaries = primariesOf(redis);
+    if (primaries.length === 0) throw new Error('no Redis primary known yet');
+    for (const node of primaries) {
+      const loaded =
+        !force &&
+        ((await this.connection.guard(() => node.call('FUNCTION', 'LIST', 'LIBRARYNAME', this.functions.library))) as unknown[]).length > 0;
+      if (!loaded || changed) {
+        await this.connection.guard(() => node.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(SETTLEMENT, prefix, ns)));
+        await this.connection.guard(() => node.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(BATCH, prefix, ns)));
+      }
+      if (!this.embedder) continue;
+      const { username, password } = this.embedder;
+      const present = !force && !changed && (await this.connection.guard(() => node.call('ACL', 'GETUSER', username))) !== null;
+      if (!present) {
+        await this.connection.guard(() => node.call('ACL', 'SETUSER', username, ...settlementAclRules(prefix, ns, password)));
+      }
     }
     this.ns = ns;
-    if (!this.embedder) return;
-    const { username, password } = this.embedder;
-    const present = !force && !changed && (await this.connection.guard(() => redis.call('ACL', 'GETUSER', username))) !== null;
-    if (!present) {
-      await this.connection.guard(() => redis.call('ACL', 'SETUSER', username, ...settlementAclRules(prefix, ns, password)));
-    }
   }
 }
