@@ -11,6 +11,7 @@ import { renderLibrary, settlementAclRules, settlementFunctionNames, settlementK
 import { readSettlementNamespace } from '../../../contract/redis/settlement-namespace.js';
 import { primariesOf } from '../../../contract/redis-target.js';
 import type { Connection } from './connection.js';
+import { migrateLayout } from './migrate-layout.js';
 
 const SETTLEMENT = readFileSync(new URL('../../../contract/redis/settlement.lua', import.meta.url), 'utf8');
 const BATCH = readFileSync(new URL('../../../contract/redis/batch.lua', import.meta.url), 'utf8');
@@ -27,13 +28,15 @@ export class SettlementSetup {
   /** The namespace, once read; the check waits for it (fails closed without it). */
   private ns: string | undefined;
   private running: Promise<void> | undefined;
+  /** The move from the untagged layout (migrate-layout.ts), once per process; it ends resolved (done) or unset (to try again). */
+  private migration: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   readonly functions: ReturnType<typeof settlementFunctionNames>;
 
   constructor(
     private readonly connection: Connection,
     private readonly embedder: EmbedderUser | undefined,
-    onError: (error: unknown) => void = () => undefined,
+    private readonly onError: (error: unknown) => void = () => undefined,
   ) {
     this.functions = settlementFunctionNames(connection.prefix);
     const run = (force: boolean) => void this.ensure(force).catch(onError);
@@ -59,6 +62,11 @@ export class SettlementSetup {
   /** Stops the periodic check. */
   stop(): void {
     clearInterval(this.timer);
+  }
+
+  /** Resolves once the state of the untagged layout is moved (tests; the first repair starts it). */
+  migrated(): Promise<void> {
+    return this.migration ?? Promise.reject(new Error('the layout migration has not started'));
   }
 
   /**
@@ -87,5 +95,13 @@ export class SettlementSetup {
       }
     }
     this.ns = ns;
+    // In the background: the Check works meanwhile (a budget not yet moved is not seen for that moment).
+    this.migration ??= migrateLayout(this.connection, ns).then(
+      () => undefined,
+      (error: unknown) => {
+        this.migration = undefined;
+        this.onError(error);
+      },
+    );
   }
 }
