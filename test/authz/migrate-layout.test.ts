@@ -56,7 +56,10 @@ beforeAll(async () => {
   await redis.hset(budgetKey(prefix, 'beta'), { monthly_tokens: '500', hard_stop: '0', alerts: '' });
   await redis.set(`${root}b:beta:${month}`, '7');
   await redis.set(keys.month('beta', month), '3');
-  for (const [n, org] of ['acme', 'beta', 'acme'].entries()) ids.push((await redis.xadd(`${root}usage`, '*', ...usage(org, n)))!);
+  // A millisecond apart: entries of different streams within one millisecond have no order between them.
+  const base = Date.now();
+  for (const [n, org] of ['acme', 'beta', 'acme'].entries())
+    ids.push((await redis.xadd(`${root}usage`, `${base + n}-0`, ...usage(org, n)))!);
   await redis.set(keys.month('acme', month), '5');
   store = createStore({ url: TEST_REDIS_URL, prefix, timeoutMs: 2000 });
   await store.ready();

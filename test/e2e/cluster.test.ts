@@ -7,12 +7,13 @@
  *   records with their request ids and tokens, in that organization's stream, on its primary;
  *   admin's usage reader (SCAN on every primary, streams merged) finds them all;
  * - a captured grant is served once; replayed it serves nothing;
+ * - the embedder's Redis user is on every primary and can do nothing there but settle;
  * - a hard-stop budget with one request left serves exactly one of 50 concurrent requests.
  * Organizations and keys are written straight to the cluster (admin's own writes are not
  * cluster-ready: docs/settlement.md, "Redis Cluster").
  */
 import { execFileSync } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,7 +27,7 @@ import { hashSecret, mintKey } from '../../contract/api-key.js';
 import { budgetKey, encodeBudget } from '../../contract/budget.js';
 import { AUTHZ_CALLER_METADATA, GRANT_HEADER } from '../../contract/headers.js';
 import { RedisConnection } from '../../contract/redis-connection.js';
-import { settlementKeys, settlementNsKey } from '../../contract/redis/settlement-keys.js';
+import { settlementFunctionNames, settlementKeys, settlementNsKey, settlementRouteKey } from '../../contract/redis/settlement-keys.js';
 import { UsageReports } from '../../admin/src/store/reports.js';
 import { envoyCheck } from '../support/grpc-authz.js';
 import { gatewayRequest, type GatewayResponse } from '../support/stack-client.js';
@@ -221,6 +222,39 @@ describe('the stack on a 3-primary Redis Cluster', () => {
     expect(replay.status).toBe(503);
     expect(await replay.json()).toMatchObject({ code: 'authorization_unavailable' });
     expect((await usageOf(o.org)).map((u) => u.tokens)).toEqual([tokens]);
+  });
+
+  it("the embedder's Redis user is on every primary, and there can only settle", async () => {
+    const o = await orgOnAnotherPrimary('guarded', new Set());
+    const prefix = stack.svc.redisKeyPrefix;
+    const user = {
+      username: stack.dirs.settlementUser.username,
+      password: readFileSync(stack.dirs.settlementUser.passwordFile, 'utf8').trim(),
+    };
+    const attempt = async (node: Redis, ...args: Array<string | number>) =>
+      node.call(String(args[0]), ...args.slice(1)).then(
+        (reply) => JSON.stringify(reply),
+        (error: Error) => error.message,
+      );
+    for (const port of PORTS) {
+      const node = new Redis({ port, ...user });
+      expect(await node.ping()).toBe('PONG');
+      for (const command of [
+        ['GET', settlementNsKey(prefix)],
+        ['HSET', budgetKey(prefix, o.org), 'hard_stop', '0'],
+        ['SET', `${prefix}route:{${o.org}}`, '1'],
+        ['FUNCTION', 'LIST'],
+        ['KEYS', '*'],
+        ['SCAN', 0],
+      ])
+        expect(await attempt(node, ...command), `${port}: ${command.join(' ')}`).toMatch(/^NOPERM/);
+      node.disconnect();
+    }
+    // Through the cluster, as the embedder: its status function answers for the organization's slot.
+    const embedder = new Cluster([{ host: '127.0.0.1', port: PORTS[2]! }], { redisOptions: { ...user, enableReadyCheck: false } });
+    const status = settlementFunctionNames(prefix).status;
+    expect(await embedder.call('FCALL_RO', status, 1, settlementRouteKey(prefix, o.org), randomUUID())).toBe('');
+    embedder.disconnect();
   });
 
   it('a hard-stop budget with one request left serves exactly one of 50 concurrent requests', async () => {

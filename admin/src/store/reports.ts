@@ -40,21 +40,23 @@ export class UsageReports {
    * ids carry Redis's clock but records carry the request's own start time, so without
    * `appendedFrom` the whole stream is paged through and filtered on the record's own time.
    * Each organization has its own stream (settlement-keys.ts): one organization's is read alone;
-   * every organization's are found with SCAN (on every primary of a cluster) and merged by id.
+   * every organization's are found with SCAN (on every primary of a cluster) and merged in time
+   * order (compareEntries).
    */
   async *readUsage(query: UsageQuery): AsyncGenerator<UsageEntry> {
     const keys = await this.keys();
     const streams =
       query.org !== undefined ? [keys.usageStream(query.org)] : await this.connection.scanAll(keys.usageStreamPattern, 'stream');
     const start = query.appendedFrom === undefined ? '-' : String(Math.max(0, Math.floor(query.appendedFrom)));
-    const heads = await Promise.all(streams.map(async (stream) => this.pages(stream, start)[Symbol.asyncIterator]()));
+    const heads = streams.map((stream) => this.pages(stream, start));
     const current = await Promise.all(heads.map((head) => head.next()));
     for (;;) {
       let min = -1;
       for (let i = 0; i < current.length; i++) {
         const here = current[i]!;
         if (here.done) continue;
-        if (min < 0 || compareIds(here.value[0], (current[min]!.value as [string, string[]])[0]) < 0) min = i;
+        const best = current[min]?.value as [string, string[]] | undefined;
+        if (!best || compareEntries({ id: here.value[0], stream: streams[i]! }, { id: best[0], stream: streams[min]! }) < 0) min = i;
       }
       if (min < 0) return;
       const [id, fields] = current[min]!.value as [string, string[]];
@@ -114,9 +116,13 @@ export class UsageReports {
   }
 }
 
-/** Orders two stream ids (`<ms>-<seq>`). */
-function compareIds(a: string, b: string): number {
-  const [am = 0, as = 0] = a.split('-').map(Number);
-  const [bm = 0, bs = 0] = b.split('-').map(Number);
-  return am - bm || as - bs;
+/**
+ * Orders two entries of the organizations' streams: by the millisecond of their ids (Redis's
+ * clock), then by stream (ids of different streams in one millisecond say nothing of which came
+ * first: each stream numbers its own), then by sequence.
+ */
+function compareEntries(a: { id: string; stream: string }, b: { id: string; stream: string }): number {
+  const [am = 0, as = 0] = a.id.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.id.split('-').map(Number);
+  return am - bm || (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0) || as - bs;
 }
