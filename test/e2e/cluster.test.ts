@@ -28,6 +28,7 @@ import { budgetKey, encodeBudget } from '../../contract/budget.js';
 import { AUTHZ_CALLER_METADATA, GRANT_HEADER } from '../../contract/headers.js';
 import { RedisConnection } from '../../contract/redis-connection.js';
 import { settlementFunctionNames, settlementKeys, settlementNsKey, settlementRouteKey } from '../../contract/redis/settlement-keys.js';
+import { BudgetStore } from '../../admin/src/store/budgets.js';
 import { UsageReports } from '../../admin/src/store/reports.js';
 import { envoyCheck } from '../support/grpc-authz.js';
 import { gatewayRequest, type GatewayResponse } from '../support/stack-client.js';
@@ -202,6 +203,11 @@ describe('the stack on a 3-primary Redis Cluster', () => {
     await connection.ready();
     const read: string[] = [];
     for await (const entry of new UsageReports(connection).readUsage({})) read.push(entry.org);
+    // admin's writes are not cluster-ready: a budget is refused before anything is written.
+    await expect(new BudgetStore(connection).set(orgs[0]!.org, { monthlyTokens: 1, hardStop: true, alertPercents: [] })).rejects.toThrow(
+      /not supported on a Redis Cluster/,
+    );
+    expect(await cluster.exists(budgetKey(stack.svc.redisKeyPrefix, orgs[0]!.org))).toBe(0);
     await connection.close();
     for (const o of orgs) expect(read.filter((org) => org === o.org)).toHaveLength(N);
   });
