@@ -243,7 +243,7 @@ describe('the stack on a 3-primary Redis Cluster', () => {
         (error: Error) => error.message,
       );
     for (const port of PORTS) {
-      const node = new Redis({ port, ...user });
+      const node = new Redis({ port, ...user, enableReadyCheck: false });
       expect(await node.ping()).toBe('PONG');
       for (const command of [
         ['GET', settlementNsKey(prefix)],

@@ -21,6 +21,8 @@ export interface UsageQuery {
 }
 
 const PAGE = 1000;
+/** About how many entries a merge of every organization's stream holds at once. */
+const MERGE_BUDGET = 20_000;
 
 export class UsageReports {
   private settlement: ReturnType<typeof settlementKeys> | undefined;
@@ -48,7 +50,9 @@ export class UsageReports {
     const streams =
       query.org !== undefined ? [keys.usageStream(query.org)] : await this.connection.scanAll(keys.usageStreamPattern, 'stream');
     const start = query.appendedFrom === undefined ? '-' : String(Math.max(0, Math.floor(query.appendedFrom)));
-    const heads = streams.map((stream) => this.pages(stream, start));
+    // One page of each stream is held at once: smaller pages when there are many organizations.
+    const size = Math.max(50, Math.min(PAGE, Math.floor(MERGE_BUDGET / Math.max(1, streams.length))));
+    const heads = streams.map((stream) => this.pages(stream, start, size));
     const current = await Promise.all(heads.map((head) => head.next()));
     for (;;) {
       let min = -1;
@@ -70,13 +74,13 @@ export class UsageReports {
   }
 
   /** One stream's entries from `start` on, a page at a time. */
-  private async *pages(stream: string, from: string): AsyncGenerator<[string, string[]]> {
+  private async *pages(stream: string, from: string, size: number): AsyncGenerator<[string, string[]]> {
     const { redis } = this.connection;
     let start = from;
     for (;;) {
-      const page = await this.connection.guard(() => redis.xrange(stream, start, '+', 'COUNT', PAGE));
+      const page = await this.connection.guard(() => redis.xrange(stream, start, '+', 'COUNT', size));
       yield* page;
-      if (page.length < PAGE) return;
+      if (page.length < size) return;
       start = `(${page[page.length - 1]![0]}`;
     }
   }
