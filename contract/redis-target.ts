@@ -144,6 +144,38 @@ export function primariesOf(redis: Redis): Redis[] {
   return client instanceof Cluster ? client.nodes('master') : [redis];
 }
 
+/**
+ * The connection that sends commands on `key`: on a Redis Cluster, the one to the primary the
+ * client maps the key's slot to (null while it knows none), else `redis` itself. What a command
+ * that must follow another on the same connection needs (WAIT after a write).
+ */
+export function connectionFor(redis: Redis, key: string): Redis | null {
+  const client: unknown = redis;
+  if (!(client instanceof Cluster)) return redis;
+  const nodeKey = client.slots[keySlot(key)]?.[0];
+  return client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === nodeKey) ?? null;
+}
+
+/** A key's Redis Cluster slot: CRC16 (XMODEM) of its hash tag, or of the whole key, mod 16384. */
+function keySlot(key: string): number {
+  const bytes = Buffer.from(key);
+  const open = bytes.indexOf(0x7b);
+  const close = open >= 0 ? bytes.indexOf(0x7d, open + 1) : -1;
+  const part = close > open + 1 ? bytes.subarray(open + 1, close) : bytes;
+  let crc = 0;
+  for (const byte of part) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i += 1) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16384;
+}
+
+/** Every node of a Redis Cluster, replicas too (what per-node state such as ACL users needs), or `redis` itself. */
+export function nodesOf(redis: Redis): Redis[] {
+  const client: unknown = redis;
+  return client instanceof Cluster ? client.nodes('all') : [redis];
+}
+
 /** True when `redis` is a Redis Cluster client (openRedis with cluster nodes). */
 export function isCluster(redis: Redis): boolean {
   const client: unknown = redis;

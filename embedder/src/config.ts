@@ -151,10 +151,6 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
   const read = new EnvReader(env);
   const redis = readRedisSettings(read);
   const settlementMinReplicas = read.integer('SETTLEMENT_MIN_REPLICAS', 0, 0, 5);
-  // WAIT counts the replicas of the connection's own primary; a cluster client sends a keyless
-  // command to any node, so it would count another primary's (docs/settlement.md, "Redis Cluster").
-  if (redis.clusterNodes && settlementMinReplicas > 0)
-    read.problem('SETTLEMENT_MIN_REPLICAS', 'be 0 with REDIS_CLUSTER_NODES (waiting for replicas is not supported on a cluster yet)');
   return read.finish('embedder', {
     host: read.string('EMBEDDER_HOST', '127.0.0.1'),
     port: read.integer('EMBEDDER_PORT', 8081, 0, 65_535),

@@ -3,8 +3,10 @@
 # (test/e2e/cluster.test.ts) and for trying REDIS_CLUSTER_NODES by hand:
 #   redis-cluster.sh start DIR PORT...   one redis-server per port (--cluster-enabled yes, no
 #                                        persistence, data and logs in DIR), the slots shared out
-#                                        by `redis-cli --cluster create --cluster-replicas 0`;
-#                                        returns once every node says cluster_state:ok
+#                                        by `redis-cli --cluster create`, with CLUSTER_REPLICAS
+#                                        (default 0) replicas per primary (then give
+#                                        primaries × (1 + replicas) ports); returns once every
+#                                        node says cluster_state:ok and every replica is in sync
 #   redis-cluster.sh stop DIR            stops the nodes it started there (their pid files)
 # Then: REDIS_CLUSTER_NODES=127.0.0.1:PORT,… (docs/settlement.md, "Redis Cluster").
 set -euo pipefail
@@ -18,7 +20,9 @@ shift 2
 
 case "$cmd" in
   start)
-    (( $# >= 3 )) || die "a cluster needs at least 3 primaries"
+    replicas="${CLUSTER_REPLICAS:-0}"
+    [[ "$replicas" =~ ^[0-9]$ ]] || die "CLUSTER_REPLICAS must be a digit"
+    (( $# >= 3 * (1 + replicas) )) || die "a cluster needs at least 3 primaries (and their replicas)"
     mkdir -p "$dir"
     nodes=()
     for port in "$@"; do
@@ -36,7 +40,7 @@ case "$cmd" in
         sleep 0.1
       done
     done
-    redis-cli --cluster create "${nodes[@]}" --cluster-replicas 0 --cluster-yes >"$dir/create.log" 2>&1 ||
+    redis-cli --cluster create "${nodes[@]}" --cluster-replicas "$replicas" --cluster-yes >"$dir/create.log" 2>&1 ||
       die "cluster create failed: $(tail -n 5 "$dir/create.log")"
     for port in "$@"; do
       ok=""
@@ -45,6 +49,13 @@ case "$cmd" in
         sleep 0.1
       done
       [[ -n "$ok" ]] || die "node $port never reached cluster_state:ok"
+      synced=""
+      for _ in $(seq 1 100); do
+        info="$(redis-cli -p "$port" INFO replication 2>/dev/null)"
+        if grep -q '^role:master' <<<"$info" || grep -q '^master_link_status:up' <<<"$info"; then synced=1; break; fi
+        sleep 0.1
+      done
+      [[ -n "$synced" ]] || die "replica $port never synced with its primary"
     done
     echo "redis-cluster: up on ${nodes[*]}" >&2
     ;;

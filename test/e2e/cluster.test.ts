@@ -1,14 +1,16 @@
 /**
  * The stack on a real Redis Cluster (issue 28, "Room to grow past one Redis primary"): three
- * primaries started by scripts/stack/redis-cluster.sh, authz and the embedder (its own Redis
- * user, set on every node) given REDIS_CLUSTER_NODES, organizations chosen so that their hash
- * slots land on three different primaries:
+ * primaries with a replica each, started by scripts/stack/redis-cluster.sh, authz and the
+ * embedder (its own Redis user, set on every node; SETTLEMENT_MIN_REPLICAS=1) given
+ * REDIS_CLUSTER_NODES, organizations chosen so that their hash slots land on three different
+ * primaries:
  * - usage is exact on every primary: each organization's N requests answered 200 are N usage
  *   records with their request ids and tokens, in that organization's stream, on its primary;
  *   admin's usage reader (SCAN on every primary, streams merged) finds them all;
  * - a captured grant is served once; replayed it serves nothing;
  * - the embedder's Redis user is on every primary and can do nothing there but settle;
- * - a hard-stop budget with one request left serves exactly one of 50 concurrent requests.
+ * - a hard-stop budget with one request left serves exactly one of 50 concurrent requests;
+ * - a record the organization's primary's replica does not confirm (paused) is voided: 503, no usage.
  * Organizations and keys are written straight to the cluster (admin's own writes are not
  * cluster-ready: docs/settlement.md, "Redis Cluster").
  */
@@ -34,9 +36,10 @@ import { envoyCheck } from '../support/grpc-authz.js';
 import { gatewayRequest, type GatewayResponse } from '../support/stack-client.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
 
-// Ports 7100-7199 are this test's; a random triple, so two runs on one machine rarely meet.
-const BASE = 7100 + 3 * randomInt(33);
-const PORTS = [BASE, BASE + 1, BASE + 2];
+// Ports 7100-7199 are this test's; a random six, so two runs on one machine rarely meet:
+// three primaries, each with a replica.
+const BASE = 7100 + 6 * randomInt(16);
+const PORTS = [0, 1, 2, 3, 4, 5].map((i) => BASE + i);
 const NODES = PORTS.map((p) => `127.0.0.1:${p}`).join(',');
 const SCRIPT = join(repoRoot, 'scripts/stack/redis-cluster.sh');
 
@@ -53,8 +56,12 @@ interface OrgKey {
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'ctg-cluster-'));
-  execFileSync('bash', [SCRIPT, 'start', dir, ...PORTS.map(String)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  stack = await startStack(join(repoRoot, '.local/models/test'), {}, { REDIS_CLUSTER_NODES: NODES });
+  execFileSync('bash', [SCRIPT, 'start', dir, ...PORTS.map(String)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, CLUSTER_REPLICAS: '1' },
+  });
+  // Every record must reach its primary's replica before its 200 (WAIT on that primary's connection).
+  stack = await startStack(join(repoRoot, '.local/models/test'), {}, { REDIS_CLUSTER_NODES: NODES, SETTLEMENT_MIN_REPLICAS: '1' });
   cluster = new Cluster([{ host: '127.0.0.1', port: PORTS[0]! }]);
   await new Promise<void>((resolve) => cluster.once('ready', () => resolve()));
 }, 60_000);
@@ -279,5 +286,28 @@ describe('the stack on a 3-primary Redis Cluster', () => {
     expect(refused).toHaveLength(49);
     for (const r of refused) expect(r.json()).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
     expect((await usageOf(o.org)).reduce((sum, u) => sum + u.tokens, 0)).toBe(2 * tokens);
+  });
+
+  it("voids a record its primary's replica does not confirm: 503 authorization_unavailable, no usage record", async () => {
+    const o = await orgOnAnotherPrimary('unreplicated', new Set());
+    const nodes = String(await cluster.call('CLUSTER', 'NODES'))
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '));
+    const primaryId = nodes.find((n) => n[1]!.startsWith(`127.0.0.1:${o.port}@`))![0]!;
+    const replicaPort = Number(/:(\d+)@/.exec(nodes.find((n) => n[3] === primaryId)![1]!)![1]);
+    const replicaPid = Number(readFileSync(join(dir, `redis-${replicaPort}.pid`), 'utf8'));
+    const kept = await embedRetrying(o.key, 'replicated probe');
+    expect(kept.status, kept.body).toBe(200);
+    process.kill(replicaPid, 'SIGSTOP');
+    let lost: GatewayResponse;
+    try {
+      lost = await embed(o.key, 'unreplicated probe');
+    } finally {
+      process.kill(replicaPid, 'SIGCONT');
+    }
+    expect(lost.status, lost.body).toBe(503);
+    expect(lost.json()).toMatchObject({ code: 'authorization_unavailable' });
+    expect((await usageOf(o.org)).map((u) => u.request_id)).toEqual([kept.headers['x-request-id']]);
   });
 });

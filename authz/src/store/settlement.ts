@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import { renderLibrary, settlementAclRules, settlementFunctionNames, settlementKeys } from '../../../contract/redis/settlement-keys.js';
 import { readSettlementNamespace } from '../../../contract/redis/settlement-namespace.js';
-import { primariesOf } from '../../../contract/redis-target.js';
+import { nodesOf, primariesOf } from '../../../contract/redis-target.js';
 import type { Connection } from './connection.js';
 import { migrateLayout } from './migrate-layout.js';
 
@@ -70,8 +70,8 @@ export class SettlementSetup {
   }
 
   /**
-   * Functions and ACL users are per node: in a Redis Cluster each primary gets them (its
-   * replicas take the functions from it; a promoted replica lacks the user until the next check).
+   * Functions and ACL users are per node: in a Redis Cluster each primary gets the functions
+   * (its replicas take them from it) and every node the user.
    */
   private async repair(force: boolean): Promise<void> {
     const { redis, prefix } = this.connection;
@@ -87,11 +87,15 @@ export class SettlementSetup {
         await this.connection.guard(() => node.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(SETTLEMENT, prefix, ns)));
         await this.connection.guard(() => node.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(BATCH, prefix, ns)));
       }
-      if (!this.embedder) continue;
+    }
+    if (this.embedder) {
       const { username, password } = this.embedder;
-      const present = !force && !changed && (await this.connection.guard(() => node.call('ACL', 'GETUSER', username))) !== null;
-      if (!present) {
-        await this.connection.guard(() => node.call('ACL', 'SETUSER', username, ...settlementAclRules(prefix, ns, password)));
+      // On a cluster's replicas too (ACL users are not replicated): a promoted one has the user at once.
+      for (const node of nodesOf(redis)) {
+        const present = !force && !changed && (await this.connection.guard(() => node.call('ACL', 'GETUSER', username))) !== null;
+        if (!present) {
+          await this.connection.guard(() => node.call('ACL', 'SETUSER', username, ...settlementAclRules(prefix, ns, password)));
+        }
       }
     }
     this.ns = ns;

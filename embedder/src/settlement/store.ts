@@ -7,7 +7,7 @@
  */
 import type { Redis } from 'ioredis';
 import type { GrantClaims } from '../../../contract/grant.js';
-import { openRedis, type RedisTarget } from '../../../contract/redis-target.js';
+import { connectionFor, openRedis, type RedisTarget } from '../../../contract/redis-target.js';
 import { settlementFunctionNames, settlementRouteKey } from '../../../contract/redis/settlement-keys.js';
 import type { UsageRecord } from '../../../contract/usage-record.js';
 
@@ -138,7 +138,10 @@ export function openSettlementStore(options: SettlementStoreOptions): Settlement
       // Durable before the 200: the record must reach `minReplicas` replicas, or it is taken back.
       let acked = 0;
       try {
-        acked = Number(await redis.call('WAIT', minReplicas, waitMs));
+        // On a cluster, the connection to the primary that took the record (WAIT counts the
+        // replicas of the connection's own writes); none known: unconfirmed, so voided.
+        const primary = connectionFor(redis, settlementRouteKey(options.prefix, grant.org));
+        acked = primary ? Number(await primary.call('WAIT', minReplicas, waitMs)) : 0;
       } catch {
         acked = 0;
       }
