@@ -87,9 +87,13 @@ export function budgetRefusal(monthlyTokens: number, usedTokens: number, now: nu
   };
 }
 
-/** The Redis key of an organization's budget (a hash: `monthly_tokens`, `hard_stop`, `alerts`). */
+/**
+ * The Redis key of an organization's budget (a hash: `monthly_tokens`, `hard_stop`, `alerts`).
+ * It carries the organization's hash tag: authz's Check (settlement.lua) reads it beside the
+ * organization's settlement keys, in one slot of a Redis Cluster.
+ */
 export function budgetKey(prefix: string, org: string): string {
-  return `${prefix}budget:${org}`;
+  return `${prefix}budget:{${org}}`;
 }
 
 /** A budget to its hash fields. */

@@ -13,7 +13,7 @@
  * that keeps up is still failed at the timeout, one event-loop turn later.
  */
 import type { Redis } from 'ioredis';
-import { openRedis, type RedisSettings } from './redis-target.js';
+import { isCluster, openRedis, primariesOf, type RedisSettings } from './redis-target.js';
 
 /** Redis could not answer in time (unreachable, slow, or the connection dropped). */
 export class StoreUnavailableError extends Error {
@@ -129,15 +129,47 @@ export class RedisConnection<R extends Redis = Redis> {
     });
   }
 
+  /** True on a Redis Cluster (REDIS_CLUSTER_NODES): a command's keys must then share one slot. */
+  get clustered(): boolean {
+    return isCluster(this.redis);
+  }
+
+  /**
+   * Throws before a write that would be followed by others in other slots (admin's records and
+   * its audit append are not grouped by slot yet): on a cluster, refuse rather than half-write.
+   */
+  refuseOnCluster(what: string): void {
+    if (this.clustered) throw new Error(`${what} is not supported on a Redis Cluster yet (docs/settlement.md, "Redis Cluster")`);
+  }
+
+  /** The keys matching `pattern` (of `type` when given) on every primary: SCAN, node by node in a cluster. */
+  async scanAll(pattern: string, type?: string): Promise<string[]> {
+    const out: string[] = [];
+    for (const node of primariesOf(this.redis)) {
+      let cursor = '0';
+      do {
+        const [next, found] = await this.guard(() =>
+          type === undefined
+            ? node.scan(cursor, 'MATCH', pattern, 'COUNT', 500)
+            : node.scan(cursor, 'MATCH', pattern, 'COUNT', 500, 'TYPE', type),
+        );
+        out.push(...found);
+        cursor = next;
+      } while (cursor !== '0');
+    }
+    return out;
+  }
+
   /** Deletes every key under this connection's prefix (tests use their own prefix). */
   async purge(): Promise<number> {
-    let cursor = '0';
     let deleted = 0;
-    do {
-      const [next, found] = await this.guard(() => this.redis.scan(cursor, 'MATCH', `${this.prefix}*`, 'COUNT', 500));
-      if (found.length > 0) deleted += await this.guard(() => this.redis.unlink(...found));
-      cursor = next;
-    } while (cursor !== '0');
+    const found = await this.scanAll(`${this.prefix}*`);
+    // In a cluster one UNLINK per key (keys of different slots cannot share a command).
+    const chunk = this.clustered ? 1 : 500;
+    for (let i = 0; i < found.length; i += chunk) {
+      const keys = found.slice(i, i + chunk);
+      deleted += await this.guard(() => this.redis.unlink(...keys));
+    }
     return deleted;
   }
 

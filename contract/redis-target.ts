@@ -11,7 +11,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { EnvReader } from './env.js';
 import { readOptionalFile } from './secrets.js';
 import { settingDefault } from './settings.js';
@@ -27,6 +27,11 @@ export interface RedisTarget {
   /** When non-empty, the primary of `sentinelName` as these sentinels report it. */
   readonly sentinels?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
   readonly sentinelName?: string;
+  /**
+   * When non-empty, a Redis Cluster reached through these seed nodes (the URL's host is unused;
+   * its user, password and scheme apply to every node). Exclusive with `sentinels`.
+   */
+  readonly clusterNodes?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
   /** Sentinel's own `requirepass`, when set (the primary's password is in `url`). */
   readonly sentinelPassword?: string;
   /** PEM CA bundle to verify rediss:// servers with, instead of the system's CAs. */
@@ -42,10 +47,34 @@ export interface RedisSettings extends RedisTarget {
   readonly timeoutMs: number;
 }
 
-/** Opens a connection to the target with the caller's options. */
+/**
+ * Opens a connection to the target with the caller's options. For a Redis Cluster it is an
+ * ioredis Cluster, typed as the Redis it stands in for: a command with keys goes to the primary
+ * of their slot (every settlement call declares its organization's routing key, all of whose
+ * keys share that slot); a command without keys goes to any node, so what must reach every
+ * primary (FUNCTION LOAD, ACL SETUSER, SCAN) goes through primariesOf().
+ */
 export function openRedis(target: RedisTarget, options: RedisOptions): Redis {
   const tls = target.url.startsWith('rediss://') ? (target.tlsCa ? { ca: target.tlsCa } : {}) : undefined;
   const user = target.password ? { username: target.username, password: target.password } : {};
+  if (target.clusterNodes && target.clusterNodes.length > 0) {
+    const { retryStrategy, enableOfflineQueue, lazyConnect, ...nodeOptions } = options;
+    const cluster = new Cluster(
+      target.clusterNodes.map((n) => ({ ...n })),
+      {
+        // The cluster's own ready check (CLUSTER INFO) stands for each node's (INFO).
+        redisOptions: { ...nodeOptions, ...credentials(target.url), ...user, ...(tls ? { tls } : {}), enableReadyCheck: false },
+        ...(enableOfflineQueue !== undefined ? { enableOfflineQueue } : {}),
+        ...(lazyConnect !== undefined ? { lazyConnect } : {}),
+        ...(retryStrategy ? { clusterRetryStrategy: (times: number) => retryStrategy(times) ?? null } : {}),
+        scaleReads: 'master',
+        // A MOVED or ASK reply (slots moved, a replica promoted) is followed, a few times at most.
+        maxRedirections: 4,
+        slotsRefreshTimeout: Math.max(1000, options.connectTimeout ?? 1000),
+      },
+    );
+    return cluster as unknown as Redis;
+  }
   if (!target.sentinels || target.sentinels.length === 0) return new Redis(target.url, { ...options, ...(tls ? { tls } : {}), ...user });
   const callerRetry = options.retryStrategy;
   const redis = new Redis({
@@ -107,6 +136,53 @@ function reconnectWhenEnded(redis: Redis): void {
   });
 }
 
+/**
+ * The connections a command must go to one by one to reach every primary: each primary of a
+ * Redis Cluster, or the one connection itself.
+ */
+export function primariesOf(redis: Redis): Redis[] {
+  const client: unknown = redis;
+  return client instanceof Cluster ? client.nodes('master') : [redis];
+}
+
+/**
+ * The connection that sends commands on `key`: on a Redis Cluster, the one to the primary the
+ * client maps the key's slot to (null while it knows none), else `redis` itself. What a command
+ * that must follow another on the same connection needs (WAIT after a write).
+ */
+export function connectionFor(redis: Redis, key: string): Redis | null {
+  const client: unknown = redis;
+  if (!(client instanceof Cluster)) return redis;
+  const nodeKey = client.slots[keySlot(key)]?.[0];
+  return client.nodes('master').find((n) => `${n.options.host}:${n.options.port}` === nodeKey) ?? null;
+}
+
+/** A key's Redis Cluster slot: CRC16 (XMODEM) of its hash tag, or of the whole key, mod 16384. */
+function keySlot(key: string): number {
+  const bytes = Buffer.from(key);
+  const open = bytes.indexOf(0x7b);
+  const close = open >= 0 ? bytes.indexOf(0x7d, open + 1) : -1;
+  const part = close > open + 1 ? bytes.subarray(open + 1, close) : bytes;
+  let crc = 0;
+  for (const byte of part) {
+    crc ^= byte << 8;
+    for (let i = 0; i < 8; i += 1) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
+  }
+  return crc % 16384;
+}
+
+/** Every node of a Redis Cluster, replicas too (what per-node state such as ACL users needs), or `redis` itself. */
+export function nodesOf(redis: Redis): Redis[] {
+  const client: unknown = redis;
+  return client instanceof Cluster ? client.nodes('all') : [redis];
+}
+
+/** True when `redis` is a Redis Cluster client (openRedis with cluster nodes). */
+export function isCluster(redis: Redis): boolean {
+  const client: unknown = redis;
+  return client instanceof Cluster;
+}
+
 const SENTINEL_RECONNECT_MAX_MS = 250;
 
 /** How soon an ended Sentinel client connects again: as soon as ioredis's own retries would. */
@@ -127,16 +203,22 @@ function credentials(url: string): Pick<RedisOptions, 'username' | 'password' | 
  * The Redis settings, as every process reads them: REDIS_URL (default: the URL `make up` wrote
  * for its own Redis, REDIS_URL_FILE (declared default `.local/redis-url`); without that file, DEFAULT_REDIS_URL,
  * where a pod finds nothing and fails closed), REDIS_SENTINELS / REDIS_SENTINEL_NAME / REDIS_SENTINEL_PASSWORD_FILE,
+ * REDIS_CLUSTER_NODES (a Redis Cluster's seed nodes),
  * REDIS_TLS_CA_FILE, REDIS_USERNAME with REDIS_PASSWORD or REDIS_PASSWORD_FILE,
  * REDIS_KEY_PREFIX and REDIS_TIMEOUT_MS.
  */
 export function readRedisSettings(read: EnvReader): RedisSettings {
   const path = resolve(repoRoot, read.string('REDIS_URL_FILE'));
-  const sentinels = read.list('REDIS_SENTINELS').map((item) => {
-    const match = /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(item);
-    if (!match || Number(match[2]) > 65535) read.problem('REDIS_SENTINELS', 'be host:port[,host:port…]', item);
-    return { host: match?.[1] ?? '', port: Number(match?.[2] ?? 0) };
-  });
+  const hostPorts = (name: 'REDIS_SENTINELS' | 'REDIS_CLUSTER_NODES') =>
+    read.list(name).map((item) => {
+      const match = /^([A-Za-z0-9.-]+):(\d{1,5})$/.exec(item);
+      if (!match || Number(match[2]) > 65535) read.problem(name, 'be host:port[,host:port…]', item);
+      return { host: match?.[1] ?? '', port: Number(match?.[2] ?? 0) };
+    });
+  const sentinels = hostPorts('REDIS_SENTINELS');
+  const clusterNodes = hostPorts('REDIS_CLUSTER_NODES');
+  if (clusterNodes.length > 0 && sentinels.length > 0)
+    read.problem('REDIS_CLUSTER_NODES', 'not be set with REDIS_SENTINELS (a cluster fails over by itself)');
   const username = read.optional('REDIS_USERNAME');
   if (username !== undefined && !/^[A-Za-z0-9._-]{1,64}$/.test(username))
     read.problem('REDIS_USERNAME', 'be 1-64 of A-Z a-z 0-9 . _ -', username);
@@ -150,6 +232,7 @@ export function readRedisSettings(read: EnvReader): RedisSettings {
   return {
     url,
     sentinels,
+    ...(clusterNodes.length > 0 ? { clusterNodes } : {}),
     sentinelName: read.matching('REDIS_SENTINEL_NAME', /^[A-Za-z0-9._-]{1,64}$/, '1-64 of A-Z a-z 0-9 . _ -'),
     ...(sentinelPassword !== undefined ? { sentinelPassword } : {}),
     ...(tlsCa !== undefined ? { tlsCa } : {}),

@@ -181,6 +181,12 @@ const DECLARATIONS = [
     meaning: "Reach the primary through Sentinel (`host:port,…`); the URL's password and `rediss://` still apply to it",
   },
   {
+    defaults: { REDIS_CLUSTER_NODES: null },
+    usedBy: 'authz, embedder, admin',
+    meaning:
+      'Use a Redis Cluster through these seed nodes (`host:port,…`; not with Sentinel); the URL\'s user, password and `rediss://` apply to every node (docs/settlement.md, "Redis Cluster")',
+  },
+  {
     defaults: { REDIS_SENTINEL_PASSWORD_FILE: null },
     usedBy: 'authz, embedder, admin',
     meaning: "File holding the Sentinels' own password (their `requirepass`)",

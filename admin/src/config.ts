@@ -74,6 +74,7 @@ function readOpen(read: EnvReader): OpenConfig {
   return {
     redisUrl: redis.url,
     redisSentinels: redis.sentinels,
+    ...(redis.clusterNodes ? { redisClusterNodes: redis.clusterNodes } : {}),
     redisSentinelName: redis.sentinelName,
     ...(redis.sentinelPassword !== undefined ? { redisSentinelPassword: redis.sentinelPassword } : {}),
     ...(redis.tlsCa !== undefined ? { redisTlsCa: redis.tlsCa } : {}),

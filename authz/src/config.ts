@@ -26,6 +26,8 @@ export interface AuthzConfig extends AccessSettings {
   readonly redisUrl: string;
   /** Redis Sentinels (REDIS_SENTINELS=host:port,…); when set authz uses the primary they name. */
   readonly redisSentinels?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+  /** A Redis Cluster's seed nodes (REDIS_CLUSTER_NODES=host:port,…). */
+  readonly redisClusterNodes?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
   readonly redisSentinelName?: string;
   /** The sentinels' own password (REDIS_SENTINEL_PASSWORD_FILE); the primary's is in the URL. */
   readonly redisSentinelPassword?: string;
@@ -95,6 +97,7 @@ export function loadConfig(env: Env = process.env): AuthzConfig {
     port: read.integer('AUTHZ_PORT', 0, 65535),
     redisUrl: redis.url,
     redisSentinels: redis.sentinels,
+    ...(redis.clusterNodes ? { redisClusterNodes: redis.clusterNodes } : {}),
     redisSentinelName: redis.sentinelName,
     ...(redis.sentinelPassword !== undefined ? { redisSentinelPassword: redis.sentinelPassword } : {}),
     ...(redis.tlsCa !== undefined ? { redisTlsCa: redis.tlsCa } : {}),
@@ -141,6 +144,7 @@ export function redisTargetOf(config: AuthzConfig): RedisTarget {
   return {
     url: config.redisUrl,
     sentinels: config.redisSentinels,
+    ...(config.redisClusterNodes ? { clusterNodes: config.redisClusterNodes } : {}),
     sentinelName: config.redisSentinelName,
     ...(config.redisSentinelPassword ? { sentinelPassword: config.redisSentinelPassword } : {}),
     ...(config.redisTlsCa ? { tlsCa: config.redisTlsCa } : {}),

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { budgetKey } from '../budget.js';
 
 /**
  * The Redis keys of the Batch API's functions (contract/redis/batch.lua), shared by the embedder
@@ -25,7 +26,7 @@ export function batchKeys(prefix: string) {
     open: `${prefix}bq:open`,
     /** authz's records, read by the admission check. */
     org: (org: string) => `${prefix}org:${org}`,
-    budget: (org: string) => `${prefix}budget:${org}`,
+    budget: (org: string) => budgetKey(prefix, org),
   };
 }
 

@@ -53,22 +53,29 @@ end
 
 -- Gives `tokens` a line reserved back to its batch's month counter (never below 0).
 local function give_back_month(record, tokens)
-  local month = ROOT .. 'b:' .. (field(record, 'org') or '') .. ':' .. (field(record, 'month') or '')
+  local month = ROOT .. '{' .. (field(record, 'org') or '') .. '}:b:' .. (field(record, 'month') or '')
   local left = redis.call('INCRBY', month, 0 - tokens)
   if left < 0 then redis.call('INCRBY', month, 0 - left) end
 end
 
--- ARGV: grant uid, batch, input file, segments, lines, completion window (ms), wrapped output
--- key, wrapped error key. Consumes the create request's grant once (its record, settlement.lua:
+-- KEYS: the batch's record (<p>b:{org}:<batch>: the organization's hash tag, which the grant
+-- record carries too). ARGV: grant uid, batch, input file, segments, lines, completion window
+-- (ms), wrapped output key, wrapped error key. Consumes the create request's grant once (its record, settlement.lua:
 -- state 'i' becomes 'b:<batch>'); the organization, key and model are the grant record's. The
 -- same grant again (Envoy's retry to another replica) answers the batch it created.
 -- Returns {0, batch} opened, {1, batch} opened before by this grant, {2, ''} grant unknown or
 -- expired, {3, ''} grant used for something else.
-local function open(_, args)
+local function open(keys, args)
   local uid, batch = args[1], args[2]
   if type(uid) ~= 'string' or #uid < 8 or #uid > 64 or not string.match(uid, '^[%x%-]+$') then return { 2, '' } end
   if type(batch) ~= 'string' or #batch > 100 or not string.match(batch, '^[%w_%-]+$') then return { 3, '' } end
-  local grant = ROOT .. 'g:' .. uid
+  -- The organization of the declared record key; admin's rule for an organization id.
+  local head, tail = PREFIX .. 'b:{', '}:' .. batch
+  local k = keys[1]
+  if type(k) ~= 'string' or string.sub(k, 1, #head) ~= head or string.sub(k, -#tail) ~= tail then return { 2, '' } end
+  local tag = string.sub(k, #head + 1, -#tail - 1)
+  if #tag > 64 or not string.match(tag, '^[%w][%w%._%-]*$') then return { 2, '' } end
+  local grant = ROOT .. '{' .. tag .. '}:g:' .. uid
   local now = now_ms()
   local g = redis.call('HMGET', grant, 'state', 'exp', 'org', 'key', 'model', 'month')
   if not g[1] then return { 2, '' } end
@@ -191,7 +198,7 @@ local function admit(keys, args)
     end
     if not allowed then refuse = 4 end
   end
-  local month = ROOT .. 'b:' .. (field(keys[1], 'org') or '') .. ':' .. (field(keys[1], 'month') or '')
+  local month = ROOT .. '{' .. (field(keys[1], 'org') or '') .. '}:b:' .. (field(keys[1], 'month') or '')
   local budget = nil
   if not refuse and field(keys[4], 'hard_stop') == '1' then budget = tonumber(field(keys[4], 'monthly_tokens') or '0') end
   local used = tonumber(redis.call('GET', month) or '0')
@@ -234,14 +241,14 @@ local function commit(keys, args)
   local org, key_id, model, batch = field(keys[1], 'org'), field(keys[1], 'key'), field(keys[1], 'model'), field(keys[1], 'id')
   if not batch then return { 0, 0, 0 } end
   local time = now_ms()
-  local daily = ROOT .. 'usage:daily:' .. org .. ':' .. utc_day(time)
+  local daily = ROOT .. '{' .. org .. '}:usage:daily:' .. utc_day(time)
   local recorded, failed = 0, 0
   for i = 3, #args, 3 do
     local line, outcome, value = args[i], args[i + 1], args[i + 2]
     local state = redis.call('HGET', keys[2], line)
     if outcome == 'u' and state == 'a:' .. value then
       redis.call('HSET', keys[2], line, 'u:' .. value)
-      redis.call('XADD', ROOT .. 'usage', '*', 'org', org, 'key', key_id, 'model', model, 'request_id', batch .. ':' .. line,
+      redis.call('XADD', ROOT .. '{' .. org .. '}:usage', '*', 'org', org, 'key', key_id, 'model', model, 'request_id', batch .. ':' .. line,
         'tokens', value, 'ts', time, 'kind', 'batch', 'batch', batch)
       local n = tonumber(value)
       redis.call('HINCRBY', daily, 'requests', 1)

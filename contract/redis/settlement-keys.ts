@@ -6,8 +6,9 @@ import { batchAclRules, batchFunctionNames } from './batch-keys.js';
  * state lives under a secret namespace, `<prefix><NS>:`, NS being 128 random bits authz creates
  * once (SETTLEMENT_NS_KEY) and renders into the function library's source. The embedder, whose
  * Redis user may touch only keys under that namespace, never learns NS: it calls the functions
- * by name with a grant uid and numbers, and they derive every key. authz and admin (full Redis
- * users) read NS at start to load the library and to read usage back.
+ * by name with one declared key outside the namespace (settlementRouteKey: the organization's
+ * hash tag, for Redis Cluster's routing), a grant uid and numbers, and they derive every key.
+ * authz and admin (full Redis users) read NS at start to load the library and to read usage back.
  *
  * Function names carry a tag derived from the prefix, so deployments (and test stacks) sharing
  * one Redis under different prefixes each have their own library.
@@ -21,18 +22,34 @@ export const NAMESPACE_RULE = /^[0-9a-f]{32}$/;
 /** The prefixes a library may be rendered with (they are spliced into Lua source and key patterns). */
 const PREFIX_RULE = /^[A-Za-z0-9:_.-]{0,64}$/;
 
-/** The settlement's key names under `prefix` and namespace `ns` (for full users: authz, admin, tests). */
+/**
+ * The key every settlement function call declares (FCALL's one key): it names no state, only
+ * the organization, in the hash tag `{org}` that every key the function touches carries, so a
+ * Redis Cluster routes the call to the primary that holds them all. The functions read the
+ * organization from it and never touch it; the embedder's user may name it to FCALL only.
+ * Organization ids hold none of `{`, `}` or `:` (admin's rules.orgId).
+ */
+export const settlementRouteKey = (prefix: string, org: string): string => `${prefix}route:{${org}}`;
+
+/**
+ * The settlement's key names under `prefix` and namespace `ns` (for full users: authz, admin,
+ * tests). Every key of an organization starts `<root>{<org>}:`: one hash slot per organization.
+ */
 export function settlementKeys(prefix: string, ns: string) {
   const root = `${prefix}${ns}:`;
+  const tagged = (org: string) => `${root}{${org}}:`;
   return {
     root,
-    grant: (uid: string) => `${root}g:${uid}`,
-    requestBucket: (org: string, model: string) => `${root}rl:req:${org}:${model}`,
-    tokenBucket: (org: string, model: string) => `${root}rl:tok:${org}:${model}`,
+    /** What SCAN MATCH finds every organization's usage stream with (a Redis glob). */
+    usageStreamPattern: `${root.replace(/[*?[\]\\]/g, (c) => `\\${c}`)}{*}:usage`,
+    grant: (org: string, uid: string) => `${tagged(org)}g:${uid}`,
+    requestBucket: (org: string, model: string) => `${tagged(org)}rl:req:${model}`,
+    tokenBucket: (org: string, model: string) => `${tagged(org)}rl:tok:${model}`,
     /** Tokens admitted (reserved) and recorded this UTC month: the hard stop's counter. */
-    month: (org: string, month: string) => `${root}b:${org}:${month}`,
-    usageStream: `${root}usage`,
-    usageDaily: (org: string, day: string) => `${root}usage:daily:${org}:${day}`,
+    month: (org: string, month: string) => `${tagged(org)}b:${month}`,
+    /** The organization's usage stream (one per organization: a cluster keeps it on the organization's primary). */
+    usageStream: (org: string) => `${tagged(org)}usage`,
+    usageDaily: (org: string, day: string) => `${tagged(org)}usage:daily:${day}`,
   };
 }
 
@@ -90,8 +107,15 @@ export function settlementAclRules(prefix: string, ns: string, password: string)
     '-@all',
     '+ping',
     '+wait',
+    // A Redis Cluster client learns which primary holds which slots, and that the cluster is up
+    // (no keys, no data).
+    '+cluster|slots',
+    '+cluster|info',
     ...[names.admit, names.record, names.refund, names.void, ...batch.write].map((fn) => `+fcall|${fn}`),
     ...[names.status, ...batch.read].map((fn) => `+fcall_ro|${fn}`),
+    // The routing key the settlement functions declare (settlementRouteKey): FCALL of them only,
+    // on it (a selector, so no other command may name it); the functions never touch it.
+    `(${[names.admit, names.record, names.refund, names.void].map((fn) => `+fcall|${fn}`).join(' ')} +fcall_ro|${names.status} ~${glob}route:*)`,
     // Inside the functions: Redis's clock, and (a selector, so no other key pattern gets them)
     // their commands on the namespace's keys.
     '+time',

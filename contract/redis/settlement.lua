@@ -6,15 +6,19 @@
 -- The secret namespace. Every key these functions touch lives under ROOT = <prefix><NS>:, where
 -- NS is 128 random bits that authz created and renders into this source before FUNCTION LOAD
 -- (settlement-keys.ts, renderSettlementLibrary). The embedder's Redis user may run these
--- commands only on ROOT's keys, and passes no key names at all (numkeys 0): it never learns NS,
--- so it cannot name a key to write raw. What it can do is call the functions, and they decide
--- from the grant record authz wrote at Check, never from what the embedder says:
---   ROOT g:<uid>                 grant record (hash): org, key, model, tpm, method, path (no query), cap
+-- commands only on ROOT's keys, and names one key only: the routing key <prefix>route:{<org>}
+-- (settlementRouteKey), which the functions read the organization from and never touch. It
+-- never learns NS, so it cannot name a key to write raw. What it can do is call the functions,
+-- and they decide from the grant record authz wrote at Check, never from what the embedder says.
+-- Every key of one call carries the organization's hash tag {<org>}, the routing key's too, so
+-- in a Redis Cluster the call runs on the primary that holds them all (T = ROOT {<org>}:):
+--   T g:<uid>                    grant record (hash): org, key, model, tpm, method, path (no query), cap
 --                                (hard-stop budget or -1), month, exp, state, sid, day
---   ROOT rl:req:<org>:<model>    request bucket (GCRA)    ROOT rl:tok:<org>:<model>  token bucket
---   ROOT b:<org>:<YYYY-MM>       tokens reserved and used this month (the hard stop's counter)
---   ROOT usage                   usage stream (contract/usage-record.ts's USAGE_FIELDS)
---   ROOT usage:daily:<org>:<day> daily counters
+--   T rl:req:<model>             request bucket (GCRA)    T rl:tok:<model>  token bucket
+--   T b:<YYYY-MM>                tokens reserved and used this month (the hard stop's counter)
+--   T usage                      the organization's usage stream (contract/usage-record.ts's USAGE_FIELDS)
+--   T usage:daily:<day>          daily counters
+--   <prefix>budget:{<org>}       the budget (admin's; read by the check only)
 -- A grant's state: 'i' issued, then 'a:<n>' admitted (charged), 'u:<n>' recorded, 'r:<n>'
 -- refunded, 'v:<n>' voided (recorded, then taken back: the replicas did not confirm it). Each
 -- step happens once, so a grant serves one request.
@@ -32,7 +36,7 @@ local MONTH_TTL_MS = 40 * 86400000
 local DAY_MS = 86400000
 -- How long after its record the embedder may still void a grant (its WAIT for the replicas).
 local VOID_WINDOW_MS = 5000
--- The gateway's request-id rule (embedder/src/settlement/settlement.ts REQUEST_ID_RULE).
+-- The gateway's request-id rule (contract/request-id.ts; test/contract/request-id.unit.test.ts ties this copy to it).
 local REQUEST_ID = '^[%w%._:/%+=@%-]+$'
 
 local function redis_now()
@@ -40,10 +44,27 @@ local function redis_now()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- The organization named by the call's one declared key, <prefix>route:{<org>} (admin's rule for
+-- an organization id: 1-64 of letters, digits and . _ -), or nil.
+local ROUTE = PREFIX .. 'route:{'
+local function org_of(keys)
+  local k = keys[1]
+  if type(k) ~= 'string' or string.sub(k, 1, #ROUTE) ~= ROUTE or string.sub(k, -1) ~= '}' then return nil end
+  local org = string.sub(k, #ROUTE + 1, -2)
+  if #org > 64 or not string.match(org, '^[%w][%w%._%-]*$') then return nil end
+  return org
+end
+
+-- The start of every key of `org`: its hash tag.
+local function tagged(org)
+  return ROOT .. '{' .. org .. '}:'
+end
+
 -- A grant uid as authz makes them (a UUID): hex and dashes only, so it cannot steer a key name.
-local function grant_key(uid)
-  if type(uid) ~= 'string' or #uid < 8 or #uid > 64 or not string.match(uid, '^[%x%-]+$') then return nil end
-  return ROOT .. 'g:' .. uid
+local function grant_key(keys, uid)
+  local org = org_of(keys)
+  if not org or type(uid) ~= 'string' or #uid < 8 or #uid > 64 or not string.match(uid, '^[%x%-]+$') then return nil end
+  return tagged(org) .. 'g:' .. uid
 end
 
 -- A whole, non-negative count given as decimal digits (no sign, exponent or fraction).
@@ -140,11 +161,11 @@ local function gcra(base, now, limit, period, cost)
 end
 
 local function buckets(org, model)
-  return ROOT .. 'rl:req:' .. org .. ':' .. model, ROOT .. 'rl:tok:' .. org .. ':' .. model
+  return tagged(org) .. 'rl:req:' .. model, tagged(org) .. 'rl:tok:' .. model
 end
 
 local function month_key(org, month)
-  return ROOT .. 'b:' .. org .. ':' .. month
+  return tagged(org) .. 'b:' .. month
 end
 
 -- Gives `cost` tokens back to the grant's token bucket and its month's budget counter.
@@ -179,17 +200,19 @@ local function read_grant(key)
 end
 
 -- authz's Check (authz only: it reads the budget hash under <prefix>, outside ROOT, which the
--- embedder's user may not touch). ARGV: uid, org, key id, model (the buckets'), granted model
--- ('' when not enabled), method, path, now, rpm, tpm, period, grant expiry (ms). The hard-stop
+-- embedder's user may not touch). KEYS: the organization's routing key. ARGV: uid, key id, model
+-- (the buckets'), granted model ('' when not enabled), method, path, now, rpm, tpm, period, grant
+-- expiry (ms). The hard-stop
 -- budget, limits.ts's evaluateCheck (token room, then one request), then the grant record. Returns {allowed, reason (0 none, 1 requests, 2 tokens,
 -- 3 budget), requestsRemaining, requestsResetMs, tokensRemaining, retryAfterMs, budget tokens,
 -- budget used}.
-local function check(_, args)
-  local uid, org, key_id, model, granted, method, path = args[1], args[2], args[3], args[4], args[5], args[6], args[7]
-  local now, rpm, tpm, period, exp = tonumber(args[8]), tonumber(args[9]), tonumber(args[10]), tonumber(args[11]), tonumber(args[12])
-  local grant = grant_key(uid)
-  if not grant then return redis.error_reply('ERR grant uid') end
-  local budget = redis.call('HMGET', PREFIX .. 'budget:' .. org, 'monthly_tokens', 'hard_stop')
+local function check(keys, args)
+  local org = org_of(keys)
+  local uid, key_id, model, granted, method, path = args[1], args[2], args[3], args[4], args[5], args[6]
+  local now, rpm, tpm, period, exp = tonumber(args[7]), tonumber(args[8]), tonumber(args[9]), tonumber(args[10]), tonumber(args[11])
+  local grant = grant_key(keys, uid)
+  if not grant then return redis.error_reply('ERR grant uid or organization') end
+  local budget = redis.call('HMGET', PREFIX .. 'budget:{' .. org .. '}', 'monthly_tokens', 'hard_stop')
   local month = utc_month(now)
   local cap = -1
   if budget[1] and budget[2] == '1' then
@@ -217,8 +240,8 @@ end
 -- retryAfterMs, redisNow, budget tokens, budget used}; outcome 0 admitted, 1 over the token
 -- limit, 2 larger than the whole limit, 3 grant unknown or expired, 4 grant already used,
 -- 5 not a token count, 6 over the hard-stop budget.
-local function admit(_, args)
-  local grant = grant_key(args[1])
+local function admit(keys, args)
+  local grant = grant_key(keys, args[1])
   local cost, now, period = count(args[2]), tonumber(args[3]), tonumber(args[4])
   local fence = redis_now()
   if not grant then return { 3, 0, 0, fence, 0, 0 } end
@@ -248,8 +271,8 @@ end
 -- organization, key and model; Redis's clock as the time) and the daily counters, once, for
 -- exactly the admitted tokens. Returns 1 recorded now, 0 recorded before, -1 past the deadline
 -- (nothing written, ever: the embedder answers 503), -2 not admitted for these tokens.
-local function record(_, args)
-  local grant = grant_key(args[1])
+local function record(keys, args)
+  local grant = grant_key(keys, args[1])
   local tokens, request_id, deadline = args[2], args[3], tonumber(args[4])
   if not grant or not count(tokens) or not deadline then return -2 end
   if type(request_id) ~= 'string' or #request_id > 200 or not string.match(request_id, REQUEST_ID) then return -2 end
@@ -260,10 +283,10 @@ local function record(_, args)
   local time = redis_now()
   if time > deadline then return -1 end
   local day = utc_day(time)
-  local sid = redis.call('XADD', ROOT .. 'usage', '*', 'org', rec.org, 'key', rec.key, 'model', rec.model,
+  local sid = redis.call('XADD', tagged(rec.org) .. 'usage', '*', 'org', rec.org, 'key', rec.key, 'model', rec.model,
     'request_id', request_id, 'tokens', tokens, 'ts', time, 'kind', 'online', 'batch', '')
   redis.call('HSET', grant, 'state', 'u:' .. tokens, 'sid', sid, 'day', day, 'at', time)
-  local daily = ROOT .. 'usage:daily:' .. rec.org .. ':' .. day
+  local daily = tagged(rec.org) .. 'usage:daily:' .. day
   local n = tonumber(tokens)
   redis.call('HINCRBY', daily, 'requests', 1)
   redis.call('HINCRBY', daily, 'tokens', n)
@@ -274,8 +297,8 @@ end
 
 -- ARGV: uid, now, period. Gives an admitted, unrecorded grant's tokens and budget back (TAT
 -- moves back by tokens·period/tpm, never before now). Returns 1 refunded, 0 nothing to refund.
-local function refund(_, args)
-  local grant = grant_key(args[1])
+local function refund(keys, args)
+  local grant = grant_key(keys, args[1])
   local now, period = tonumber(args[2]), tonumber(args[3])
   if not grant or not now or not period or period <= 0 then return 0 end
   local rec = read_grant(grant)
@@ -289,16 +312,16 @@ end
 -- ARGV: uid, now, period. Takes back a usage recorded within VOID_WINDOW_MS whose replication
 -- the embedder could not confirm (it answers 503, never 200): the stream entry is deleted, the
 -- daily counters reversed, tokens and budget given back. Returns 1 voided, 0 nothing to void.
-local function void(_, args)
-  local grant = grant_key(args[1])
+local function void(keys, args)
+  local grant = grant_key(keys, args[1])
   local now, period = tonumber(args[2]), tonumber(args[3])
   if not grant or not now or not period or period <= 0 then return 0 end
   local rec = read_grant(grant)
   local cost = rec and tonumber(string.match(rec.state, '^u:(%d+)$'))
   if not cost or redis_now() > tonumber(rec.at) + VOID_WINDOW_MS then return 0 end
   redis.call('HSET', grant, 'state', 'v:' .. cost)
-  redis.call('XDEL', ROOT .. 'usage', rec.sid)
-  local daily = ROOT .. 'usage:daily:' .. rec.org .. ':' .. rec.day
+  redis.call('XDEL', tagged(rec.org) .. 'usage', rec.sid)
+  local daily = tagged(rec.org) .. 'usage:daily:' .. rec.day
   redis.call('HINCRBY', daily, 'requests', -1)
   redis.call('HINCRBY', daily, 'tokens', 0 - cost)
   redis.call('HINCRBY', daily, 'requests:' .. rec.model, -1)
@@ -308,8 +331,8 @@ local function void(_, args)
 end
 
 -- ARGV: uid. The grant's state ('' when none): how a settlement whose reply was lost ended.
-local function status(_, args)
-  local grant = grant_key(args[1])
+local function status(keys, args)
+  local grant = grant_key(keys, args[1])
   if not grant then return '' end
   return redis.call('HGET', grant, 'state') or ''
 end

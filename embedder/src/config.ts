@@ -140,6 +140,8 @@ const MAX_INPUT_TOKENS = 512;
 /** Reads and validates the embedder's variables; throws one ConfigError naming every bad one. */
 export function loadConfig(env: Env = process.env): EmbedderConfig {
   const read = new EnvReader(env);
+  const redis = readRedisSettings(read);
+  const settlementMinReplicas = read.integer('SETTLEMENT_MIN_REPLICAS', 0, 5);
   return read.finish('embedder', {
     host: read.string('EMBEDDER_HOST'),
     port: read.integer('EMBEDDER_PORT', 0, 65_535),
@@ -157,9 +159,9 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     retryAfterSeconds: read.integer('RETRY_AFTER_SECONDS', 1, 3600),
     logLevel: readLogLevel(read),
     grantSecret: readSecretValues(read, 'GRANT_SECRET', repoRoot),
-    redis: readRedisSettings(read),
+    redis,
     settlementTimeoutMs: read.integer('SETTLEMENT_TIMEOUT_MS', 10, 60_000),
-    settlementMinReplicas: read.integer('SETTLEMENT_MIN_REPLICAS', 0, 5),
+    settlementMinReplicas,
     // Bounded well under the record's void window (settlement.lua VOID_WINDOW_MS, 5 s).
     settlementWaitMs: read.integer('SETTLEMENT_WAIT_MS', 10, 2_000),
     metricsToken: readTokenValues(read, 'METRICS_TOKEN', repoRoot),

@@ -115,6 +115,18 @@ describe('loadConfig', () => {
     ).toEqual(['REDIS_SENTINELS', 'REDIS_SENTINEL_NAME']);
   });
 
+  it('reads REDIS_CLUSTER_NODES, refusing it malformed or beside REDIS_SENTINELS', () => {
+    expect(loadConfig(base).redisClusterNodes).toBeUndefined();
+    expect(loadConfig({ ...base, REDIS_CLUSTER_NODES: '10.0.0.1:7000,r2:7001' }).redisClusterNodes).toEqual([
+      { host: '10.0.0.1', port: 7000 },
+      { host: 'r2', port: 7001 },
+    ]);
+    expect(problemsOf({ ...base, REDIS_CLUSTER_NODES: '10.0.0.1' }).map((p) => p.split(':')[0])).toEqual(['REDIS_CLUSTER_NODES']);
+    expect(problemsOf({ ...base, REDIS_CLUSTER_NODES: 'r1:7000', REDIS_SENTINELS: 's1:26379' }).map((p) => p.split(':')[0])).toEqual([
+      'REDIS_CLUSTER_NODES',
+    ]);
+  });
+
   it("reads the Sentinels' password and the Redis CA from files; set but missing or malformed, it names the variable", () => {
     const dir = mkdtempSync(join(tmpdir(), 'authz-redis-auth-'));
     writeFileSync(join(dir, 'sentinel-password'), 's3cret-sentinel\n');

@@ -152,7 +152,14 @@ describe('the Batch API', () => {
     // Billed once per embedded line, as batch work, with the batch's key and model.
     const usage = execFileSync(
       'redis-cli',
-      ['-u', TEST_REDIS_URL, 'XRANGE', (await testSettlementKeys(embedder.authz.store.connection.keys.prefix)).usageStream, '-', '+'],
+      [
+        '-u',
+        TEST_REDIS_URL,
+        'XRANGE',
+        (await testSettlementKeys(embedder.authz.store.connection.keys.prefix)).usageStream('test-org'),
+        '-',
+        '+',
+      ],
       {
         encoding: 'utf8',
       },

@@ -38,7 +38,7 @@ beforeAll(async () => {
   embedder = await startTestEmbedder(ensureTestModel());
   store = await openDirectoryStore(join(dir, 'store'));
   queue = openBatchStore({ url: TEST_REDIS_URL, prefix: embedder.authz.store.connection.keys.prefix, timeoutMs: 2000 });
-  usageStream = (await testSettlementKeys(embedder.authz.store.connection.keys.prefix)).usageStream;
+  usageStream = (await testSettlementKeys(embedder.authz.store.connection.keys.prefix)).usageStream('test-org');
   files = new BatchFiles({ store, ring, limits: { maxBytes: 1e8, maxLines: 1e5 }, retentionSeconds: 3600, parseLine: parseJsonBody });
 }, 60_000);
 

@@ -55,7 +55,7 @@ describe('organization and key records', () => {
 
 describe('budgets', () => {
   it('live in one documented hash per organization', () => {
-    expect(budgetKey('ctg:', 'acme')).toBe('ctg:budget:acme');
+    expect(budgetKey('ctg:', 'acme')).toBe('ctg:budget:{acme}');
     const budget = { monthlyTokens: 5000, hardStop: true, alertPercents: [80, 100] };
     expect(encodeBudget(budget)).toEqual({ monthly_tokens: '5000', hard_stop: '1', alerts: '80,100' });
     expect(decodeBudget(encodeBudget(budget))).toEqual(budget);

@@ -15,7 +15,7 @@ import { PERIOD_MS } from '../../contract/rate-period.js';
 import type { RedisStore } from '../../authz/src/store/redis.js';
 import { createStore } from '../../authz/src/store/redis.js';
 import { batchFunctionNames } from '../../contract/redis/batch-keys.js';
-import { settlementFunctionNames, type settlementKeys, settlementNsKey } from '../../contract/redis/settlement-keys.js';
+import { settlementFunctionNames, type settlementKeys, settlementNsKey, settlementRouteKey } from '../../contract/redis/settlement-keys.js';
 import { openSettlementStore, type SettlementStore } from '../../embedder/src/settlement/store.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
 
@@ -24,6 +24,8 @@ const user = { username: `ctg-embedder-acl-${randomBytes(4).toString('hex')}`, p
 const fn = settlementFunctionNames(prefix);
 const ORG = 'victim';
 const MODEL = 'm1';
+/** The key the settlement calls declare for ORG (its hash tag routes them in a cluster). */
+const route = settlementRouteKey(prefix, ORG);
 let authz: RedisStore;
 let embedder: Redis;
 let settlement: SettlementStore;
@@ -61,7 +63,7 @@ async function snapshot() {
   const day = new Date().toISOString().slice(0, 10);
   const month = day.slice(0, 7);
   return {
-    usage: await admin.xrange(keys.usageStream, '-', '+'),
+    usage: await admin.xrange(keys.usageStream(ORG), '-', '+'),
     daily: await admin.hgetall(keys.usageDaily(ORG, day)),
     month: await admin.get(keys.month(ORG, month)),
     bucket: await admin.get(keys.tokenBucket(ORG, MODEL)),
@@ -109,6 +111,9 @@ describe("the embedder's Redis user", () => {
       `${prefix}*`,
       '*',
       `${prefix}00000000000000000000000000000000:usage`,
+      // The routing key: FCALL of its functions may name it, nothing else may.
+      route,
+      settlementRouteKey(prefix, 'other-org'),
     ];
     for (const key of targets) {
       for (const command of [
@@ -154,9 +159,9 @@ describe("the embedder's Redis user", () => {
   it("cannot call authz's check (minting grant records) nor any function but its own", async () => {
     const check = [
       fn.check,
-      0,
+      1,
+      route,
       randomUUID(),
-      ORG,
       'K',
       MODEL,
       MODEL,
@@ -170,17 +175,17 @@ describe("the embedder's Redis user", () => {
     ];
     expect(await attempt('FCALL', ...check)).toMatch(/^ERR NOPERM/);
     const other = settlementFunctionNames('another-prefix:');
-    expect(await attempt('FCALL', other.admit, 0, randomUUID(), 1, Date.now(), PERIOD_MS)).toMatch(/^ERR NOPERM/);
+    expect(await attempt('FCALL', other.admit, 1, route, randomUUID(), 1, Date.now(), PERIOD_MS)).toMatch(/^ERR NOPERM/);
     expect(await attempt('FCALL', 'evil', 0)).toMatch(/^ERR NOPERM/);
     // Its own functions, all of them, are callable (by name).
-    expect(await attempt('FCALL_RO', fn.status, 0, randomUUID())).toBe('""');
+    expect(await attempt('FCALL_RO', fn.status, 1, route, randomUUID())).toBe('""');
     expect(batchFunctionNames(prefix).write).toContain(`ctg_batch_commit_${fn.library.split('_').at(-1)}`);
   });
 
   it('settles only what authz issued, once, with a whole token count no larger than the grant allows', async () => {
     const before = await snapshot();
     const now = Date.now();
-    const admit = (uid: string, tokens: string | number) => attempt('FCALL', fn.admit, 0, uid, tokens, now, PERIOD_MS);
+    const admit = (uid: string, tokens: string | number) => attempt('FCALL', fn.admit, 1, route, uid, tokens, now, PERIOD_MS);
     const outcome = (reply: string) => (reply.startsWith('ERR') ? reply : (JSON.parse(reply) as number[])[0]);
     // 3 unknown or expired, 5 not a token count, 2 over the whole limit.
     expect(outcome(await admit(randomUUID(), 5))).toBe(3);
@@ -193,21 +198,21 @@ describe("the embedder's Redis user", () => {
     // Nothing written by any of them.
     expect(await snapshot()).toEqual(before);
     // Record or refund before admission, void before record: nothing.
-    expect(await attempt('FCALL', fn.record, 0, grant.uid, 5, 'r-1', now + 60_000)).toBe('-2');
-    expect(await attempt('FCALL', fn.refund, 0, grant.uid, now, PERIOD_MS)).toBe('0');
-    expect(await attempt('FCALL', fn.void, 0, grant.uid, now, PERIOD_MS)).toBe('0');
+    expect(await attempt('FCALL', fn.record, 1, route, grant.uid, 5, 'r-1', now + 60_000)).toBe('-2');
+    expect(await attempt('FCALL', fn.refund, 1, route, grant.uid, now, PERIOD_MS)).toBe('0');
+    expect(await attempt('FCALL', fn.void, 1, route, grant.uid, now, PERIOD_MS)).toBe('0');
     // Admitted once; a second use of the uid (same or other tokens) is refused as used.
     expect(outcome(await admit(grant.uid, 5))).toBe(0);
     expect(outcome(await admit(grant.uid, 5))).toBe(4);
     expect(outcome(await admit(grant.uid, 3))).toBe(4);
     // Recorded only for the admitted tokens, with a request id of the gateway's shape.
-    expect(await attempt('FCALL', fn.record, 0, grant.uid, 500, 'r-2', now + 60_000)).toBe('-2');
-    expect(await attempt('FCALL', fn.record, 0, grant.uid, -5, 'r-2', now + 60_000)).toBe('-2');
-    expect(await attempt('FCALL', fn.record, 0, grant.uid, 5, 'bad id with spaces', now + 60_000)).toBe('-2');
-    expect(await attempt('FCALL', fn.record, 0, grant.uid, 5, 'r-2', now + 60_000)).toBe('1');
-    expect(await attempt('FCALL', fn.record, 0, grant.uid, 5, 'r-2', now + 60_000)).toBe('0');
+    expect(await attempt('FCALL', fn.record, 1, route, grant.uid, 500, 'r-2', now + 60_000)).toBe('-2');
+    expect(await attempt('FCALL', fn.record, 1, route, grant.uid, -5, 'r-2', now + 60_000)).toBe('-2');
+    expect(await attempt('FCALL', fn.record, 1, route, grant.uid, 5, 'bad id with spaces', now + 60_000)).toBe('-2');
+    expect(await attempt('FCALL', fn.record, 1, route, grant.uid, 5, 'r-2', now + 60_000)).toBe('1');
+    expect(await attempt('FCALL', fn.record, 1, route, grant.uid, 5, 'r-2', now + 60_000)).toBe('0');
     // Once recorded: no refund; its record is the grant's organization's, key's and model's.
-    expect(await attempt('FCALL', fn.refund, 0, grant.uid, now, PERIOD_MS)).toBe('0');
+    expect(await attempt('FCALL', fn.refund, 1, route, grant.uid, now, PERIOD_MS)).toBe('0');
     const after = await snapshot();
     expect(after.usage).toHaveLength(before.usage.length + 1);
     const fields = after.usage.at(-1)![1];
@@ -223,10 +228,26 @@ describe("the embedder's Redis user", () => {
     expect(Number(after.month)).toBe(Number(before.month) + 5);
   });
 
+  it("settles a grant only under its own organization's routing key; the functions never write that key", async () => {
+    const before = await snapshot();
+    const now = Date.now();
+    const outcome = (reply: string) => (reply.startsWith('ERR') ? reply : (JSON.parse(reply) as number[])[0]);
+    const grant = await issue();
+    // No key, another organization's key, a key that is not a routing key: the grant is unknown there.
+    expect(outcome(await attempt('FCALL', fn.admit, 0, grant.uid, 5, now, PERIOD_MS))).toBe(3);
+    expect(outcome(await attempt('FCALL', fn.admit, 1, settlementRouteKey(prefix, 'other-org'), grant.uid, 5, now, PERIOD_MS))).toBe(3);
+    expect(outcome(await attempt('FCALL', fn.admit, 1, `${prefix}route:{${ORG}}:x`, grant.uid, 5, now, PERIOD_MS))).toBe(3);
+    expect(outcome(await attempt('FCALL', fn.admit, 1, `${prefix}budget:{${ORG}}`, grant.uid, 5, now, PERIOD_MS))).toBe(3);
+    expect(await snapshot()).toEqual(before);
+    expect(outcome(await attempt('FCALL', fn.admit, 1, route, grant.uid, 5, now, PERIOD_MS))).toBe(0);
+    expect(await attempt('FCALL', fn.refund, 1, route, grant.uid, now, PERIOD_MS)).toBe('1');
+    expect(await admin.exists(route)).toBe(0);
+  });
+
   it('cannot settle an expired grant, nor lock a bucket (the token count is bounded by the grant)', async () => {
     const before = await snapshot();
     const expired = await issue({ exp: Date.now() - 10_000 });
-    const reply = JSON.parse(await attempt('FCALL', fn.admit, 0, expired.uid, 1, Date.now(), PERIOD_MS)) as number[];
+    const reply = JSON.parse(await attempt('FCALL', fn.admit, 1, route, expired.uid, 1, Date.now(), PERIOD_MS)) as number[];
     expect(reply[0]).toBe(3);
     expect(await snapshot()).toEqual(before);
   });

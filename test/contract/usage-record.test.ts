@@ -46,7 +46,7 @@ afterAll(async () => {
 
 describe('the usage record', () => {
   it('is written by the settlement with exactly the fields the contract names, in its order', async () => {
-    const entries = await redis.xrange((await testSettlementKeys(prefix)).usageStream, '-', '+');
+    const entries = await redis.xrange((await testSettlementKeys(prefix)).usageStream(record.org), '-', '+');
     expect(entries).toHaveLength(1);
     const [, pairs] = entries[0]!;
     const written = pairs.filter((_, i) => i % 2 === 0);
@@ -55,7 +55,7 @@ describe('the usage record', () => {
 
   it("is written by the batch commit with the same fields, in the same order (batch.lua's XADD)", () => {
     const source = readFileSync('contract/redis/batch.lua', 'utf8');
-    const xadd = /redis\.call\('XADD', ROOT \.\. 'usage', '\*',([\s\S]*?)\)\n/.exec(source)?.[1] ?? '';
+    const xadd = /redis\.call\('XADD', ROOT \.\. '\{' \.\. org \.\. '\}:usage', '\*',([\s\S]*?)\)\n/.exec(source)?.[1] ?? '';
     // The field names are the XADD's arguments at even places (field, value, field, value, …).
     const args = xadd
       .split(',')
@@ -66,7 +66,9 @@ describe('the usage record', () => {
   });
 
   it('decodes back to what was recorded (online, at Redis clock), as admin reports it', async () => {
-    const [[streamId, pairs]] = (await redis.xrange((await testSettlementKeys(prefix)).usageStream, '-', '+')) as [[string, string[]]];
+    const [[streamId, pairs]] = (await redis.xrange((await testSettlementKeys(prefix)).usageStream(record.org), '-', '+')) as [
+      [string, string[]],
+    ];
     const fields = Object.fromEntries(pairs.flatMap((value, i) => (i % 2 === 0 ? [[value, pairs[i + 1]!]] : [])));
     const decoded = decodeUsage(streamId, fields);
     expect(decoded).toEqual({ ...record, time: decoded.time, kind: 'online', batch: '', streamId });
@@ -90,7 +92,7 @@ describe('the usage record', () => {
     }
     // The record above, as its day's counters hold it.
     const keys = await testSettlementKeys(prefix);
-    const [[streamId, pairs]] = (await redis.xrange(keys.usageStream, '-', '+')) as [[string, string[]]];
+    const [[streamId, pairs]] = (await redis.xrange(keys.usageStream(record.org), '-', '+')) as [[string, string[]]];
     const recorded = decodeUsage(streamId, Object.fromEntries(pairs.flatMap((value, i) => (i % 2 === 0 ? [[value, pairs[i + 1]!]] : []))));
     const hash = await redis.hgetall(keys.usageDaily(record.org, new Date(recorded.time).toISOString().slice(0, 10)));
     expect(decodeDailyUsage(hash)).toEqual({

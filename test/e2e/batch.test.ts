@@ -45,10 +45,24 @@ function batchUsage(batch: string): string[] {
   const prefix = stack.svc.redisKeyPrefix;
   // The usage stream lives under the settlement's namespace, which authz created (a full user reads it).
   const ns = execFileSync('redis-cli', ['-u', redisUrl, '--raw', 'GET', settlementNsKey(prefix)], { encoding: 'utf8' }).trim();
-  const out = execFileSync('redis-cli', ['-u', redisUrl, '--no-raw', 'XRANGE', settlementKeys(prefix, ns).usageStream, '-', '+'], {
-    encoding: 'utf8',
-    maxBuffer: 256 * 1024 * 1024,
-  });
+  // One stream per organization (settlement-keys.ts): every one of them, found by SCAN.
+  const streams = execFileSync(
+    'redis-cli',
+    ['-u', redisUrl, '--raw', '--scan', '--pattern', settlementKeys(prefix, ns).usageStreamPattern],
+    {
+      encoding: 'utf8',
+    },
+  )
+    .split('\n')
+    .filter(Boolean);
+  const out = streams
+    .map((stream) =>
+      execFileSync('redis-cli', ['-u', redisUrl, '--no-raw', 'XRANGE', stream, '-', '+'], {
+        encoding: 'utf8',
+        maxBuffer: 256 * 1024 * 1024,
+      }),
+    )
+    .join('\n');
   return [...out.matchAll(/"request_id"\n\s*\d+\) "([^"]+)"/g)].map((m) => m[1]!).filter((id) => id.startsWith(`${batch}:`));
 }
 

@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../support/process.js';
 import { startRedisProxy, type RedisProxy } from '../support/redis-proxy.js';
 import { orgWithKey, type CreatedKey } from '../support/stack-admin.js';
-import { repoRoot, startStack, type Stack } from '../support/stack.js';
+import { redisUrl, repoRoot, startStack, type Stack } from '../support/stack.js';
 
 let stack: Stack;
 
@@ -226,7 +226,8 @@ describe('usage when Redis stalls under load (its bytes held back, as SIGSTOP wo
   let proxy: RedisProxy;
 
   beforeAll(async () => {
-    proxy = await startRedisProxy();
+    // In front of the suite's Redis (REDIS_URL), where the admin CLI writes the organizations.
+    proxy = await startRedisProxy('127.0.0.1', Number(new URL(redisUrl).port || 6379));
     // authz and the embedder reach Redis through the proxy; a short settlement wait, so the
     // stall outlasts it and late records reach Redis after the embedder answered 503.
     stalled = await startStack(join(repoRoot, '.local/models/test'), {}, { REDIS_URL: proxy.url, SETTLEMENT_TIMEOUT_MS: '500' });

@@ -134,6 +134,7 @@ describe('embedder config', () => {
     expect(() => loadConfig({ REDIS_URL_FILE: '/nonexistent', GRANT_SECRET_FILE: '/nonexistent/grant-secret' })).toThrow(
       /GRANT_SECRET \/ GRANT_SECRET_FILE/,
     );
+    expect(loadConfig({ ...GRANT, REDIS_CLUSTER_NODES: 'r1:7000' }).redis.clusterNodes).toEqual([{ host: 'r1', port: 7000 }]);
     expect(() => loadConfig({ GRANT_SECRET: 'short' })).toThrow(/GRANT_SECRET: must hold a secret of at least 32 characters/);
   });
 });

@@ -132,7 +132,7 @@ describe('usage survives the loss of the primary (SETTLEMENT_MIN_REPLICAS 1)', (
       expect(await kept.admit(9)).toBe(true);
       await kept.record();
       const replicaClient = new Redis({ port: replicaPort });
-      await waitFor('the replica to hold the record', async () => (await replicaClient.xlen(keys.usageStream)) === 1, 5_000);
+      await waitFor('the replica to hold the record', async () => (await replicaClient.xlen(keys.usageStream('replicated'))) === 1, 5_000);
       replicaClient.disconnect();
 
       const day = new Date().toISOString().slice(0, 10);
@@ -154,8 +154,8 @@ describe('usage survives the loss of the primary (SETTLEMENT_MIN_REPLICAS 1)', (
         expect((refused as ProblemError).code).toBe('authorization_unavailable');
         expect(Number((refused as ProblemError).headers['retry-after'])).toBeGreaterThanOrEqual(1);
         // Voided: the stream holds only the first record, the counters and budget are as before.
-        expect(await admin.xlen(keys.usageStream)).toBe(1);
-        expect(await admin.hget(keys.grant(grant.uid), 'state')).toBe('v:4');
+        expect(await admin.xlen(keys.usageStream('replicated'))).toBe(1);
+        expect(await admin.hget(keys.grant('replicated', grant.uid), 'state')).toBe('v:4');
         expect(await admin.hgetall(keys.usageDaily('replicated', day))).toEqual(before.daily);
         expect(await admin.get(keys.month('replicated', month))).toBe(before.month);
       } finally {

@@ -181,7 +181,7 @@ describe('exactly once when Redis stalls', () => {
       await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect(await usage(stalled, 'stalled-org')).toHaveLength(0);
       const keys = await testSettlementKeys(stalled.authz.store.connection.keys.prefix);
-      const state = await stalled.authz.store.connection.redis.hget(keys.grant(claims.uid), 'state');
+      const state = await stalled.authz.store.connection.redis.hget(keys.grant(claims.org, claims.uid), 'state');
       expect(state).toMatch(/^r:\d+$/);
     } finally {
       await stalled.close();

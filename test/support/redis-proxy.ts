@@ -3,6 +3,7 @@
  * connection and refuses new ones, as a Redis that died would.
  */
 import net from 'node:net';
+import { TEST_REDIS_URL } from './redis-store.js';
 
 export interface RedisProxy {
   readonly url: string;
@@ -15,8 +16,10 @@ export interface RedisProxy {
   stop(): Promise<void>;
 }
 
-/** Starts a proxy on a free loopback port forwarding to `target` (host:port). */
-export async function startRedisProxy(targetHost = '127.0.0.1', targetPort = 6379): Promise<RedisProxy> {
+const testRedis = new URL(TEST_REDIS_URL);
+
+/** Starts a proxy on a free loopback port forwarding to `target` (host:port; by default the suite's TEST_REDIS_URL). */
+export async function startRedisProxy(targetHost = testRedis.hostname, targetPort = Number(testRedis.port || 6379)): Promise<RedisProxy> {
   const sockets = new Set<net.Socket>();
   let stalled = false;
   let held: Array<() => void> | null = null;

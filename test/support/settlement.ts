@@ -71,11 +71,11 @@ export async function issueGrant(
 ): Promise<void> {
   const keys = await testSettlementKeys(prefix, options.url);
   // Once: a record already issued (and perhaps used) stays as it is.
-  if ((await fullClient(options.url).exists(keys.grant(claims.uid))) === 1) return;
+  if ((await fullClient(options.url).exists(keys.grant(claims.org, claims.uid))) === 1) return;
   const month = new Date(Date.now()).toISOString().slice(0, 7);
   await fullClient(options.url)
     .multi()
-    .hset(keys.grant(claims.uid), {
+    .hset(keys.grant(claims.org, claims.uid), {
       org: claims.org,
       key: claims.key,
       model: claims.model,
@@ -87,7 +87,7 @@ export async function issueGrant(
       exp: claims.exp,
       state: 'i',
     })
-    .pexpire(keys.grant(claims.uid), Math.max(claims.exp - Date.now(), 0) + 5_000)
+    .pexpire(keys.grant(claims.org, claims.uid), Math.max(claims.exp - Date.now(), 0) + 5_000)
     .exec();
 }
 
@@ -163,7 +163,7 @@ export async function seedUsage(
   const daily = keys.usageDaily(usage.org, day);
   await fullClient()
     .multi()
-    .xadd(keys.usageStream, '*', ...usageFields({ ...usage, kind: usage.kind ?? 'online', batch: usage.batch ?? '' }))
+    .xadd(keys.usageStream(usage.org), '*', ...usageFields({ ...usage, kind: usage.kind ?? 'online', batch: usage.batch ?? '' }))
     .hincrby(daily, DAILY.requests, 1)
     .hincrby(daily, DAILY.tokens, usage.tokens)
     .hincrby(daily, DAILY.modelRequestsPrefix + usage.model, 1)

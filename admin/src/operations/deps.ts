@@ -38,6 +38,8 @@ export interface Who {
 export interface OpenConfig extends CoreConfig {
   readonly redisUrl: string;
   readonly redisSentinels?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
+  /** A Redis Cluster's seed nodes (REDIS_CLUSTER_NODES=host:port,…). */
+  readonly redisClusterNodes?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
   readonly redisSentinelName?: string;
   readonly redisSentinelPassword?: string;
   readonly redisTlsCa?: string;
@@ -55,6 +57,7 @@ export function openAdminDeps(config: OpenConfig, now: () => number = Date.now):
   const connection = openConnection({
     url: config.redisUrl,
     sentinels: config.redisSentinels,
+    ...(config.redisClusterNodes ? { clusterNodes: config.redisClusterNodes } : {}),
     sentinelName: config.redisSentinelName,
     sentinelPassword: config.redisSentinelPassword,
     tlsCa: config.redisTlsCa,

@@ -18,6 +18,8 @@ export class BudgetStore {
   /** Sets (or, with null, removes) the organization's budget. */
   async set(org: string, budget: Budget | null): Promise<void> {
     const { redis, prefix } = this.connection;
+    // The audit record that follows would fail on a cluster, leaving the change unaudited.
+    this.connection.refuseOnCluster('setting a budget');
     const key = budgetKey(prefix, org);
     if (budget === null) {
       await this.connection.guard(() => redis.del(key));

@@ -98,6 +98,7 @@ export class OrgStore {
   /** Stores a new key record; false when the id is taken. */
   async createKey(key: KeyRecord): Promise<boolean> {
     const { redis } = this.connection;
+    this.connection.refuseOnCluster('creating a key');
     const { keys } = this;
     const created = await this.connection.guard(() => redis.hsetnx(keys.key(key.id), 'id', key.id));
     if (created === 0) return false;

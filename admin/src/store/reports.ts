@@ -21,6 +21,8 @@ export interface UsageQuery {
 }
 
 const PAGE = 1000;
+/** About how many entries a merge of every organization's stream holds at once. */
+const MERGE_BUDGET = 20_000;
 
 export class UsageReports {
   private settlement: ReturnType<typeof settlementKeys> | undefined;
@@ -39,21 +41,46 @@ export class UsageReports {
    * Usage entries in stream order, filtered by organization and time (ms, inclusive). Stream
    * ids carry Redis's clock but records carry the request's own start time, so without
    * `appendedFrom` the whole stream is paged through and filtered on the record's own time.
+   * Each organization has its own stream (settlement-keys.ts): one organization's is read alone;
+   * every organization's are found with SCAN (on every primary of a cluster) and merged in time
+   * order (compareEntries).
    */
   async *readUsage(query: UsageQuery): AsyncGenerator<UsageEntry> {
-    const { redis } = this.connection;
     const keys = await this.keys();
-    let start = query.appendedFrom === undefined ? '-' : String(Math.max(0, Math.floor(query.appendedFrom)));
+    const streams =
+      query.org !== undefined ? [keys.usageStream(query.org)] : await this.connection.scanAll(keys.usageStreamPattern, 'stream');
+    const start = query.appendedFrom === undefined ? '-' : String(Math.max(0, Math.floor(query.appendedFrom)));
+    // One page of each stream is held at once: smaller pages when there are many organizations.
+    const size = Math.max(50, Math.min(PAGE, Math.floor(MERGE_BUDGET / Math.max(1, streams.length))));
+    const heads = streams.map((stream) => this.pages(stream, start, size));
+    const current = await Promise.all(heads.map((head) => head.next()));
     for (;;) {
-      const page = await this.connection.guard(() => redis.xrange(keys.usageStream, start, '+', 'COUNT', PAGE));
-      for (const [id, fields] of page) {
-        const entry = decodeUsage(id, fromPairs(fields));
-        if (query.org !== undefined && entry.org !== query.org) continue;
-        if (query.since !== undefined && entry.time < query.since) continue;
-        if (query.until !== undefined && entry.time > query.until) continue;
-        yield entry;
+      let min = -1;
+      for (let i = 0; i < current.length; i++) {
+        const here = current[i]!;
+        if (here.done) continue;
+        const best = current[min]?.value as [string, string[]] | undefined;
+        if (!best || compareEntries({ id: here.value[0], stream: streams[i]! }, { id: best[0], stream: streams[min]! }) < 0) min = i;
       }
-      if (page.length < PAGE) return;
+      if (min < 0) return;
+      const [id, fields] = current[min]!.value as [string, string[]];
+      current[min] = await heads[min]!.next();
+      const entry = decodeUsage(id, fromPairs(fields));
+      if (query.org !== undefined && entry.org !== query.org) continue;
+      if (query.since !== undefined && entry.time < query.since) continue;
+      if (query.until !== undefined && entry.time > query.until) continue;
+      yield entry;
+    }
+  }
+
+  /** One stream's entries from `start` on, a page at a time. */
+  private async *pages(stream: string, from: string, size: number): AsyncGenerator<[string, string[]]> {
+    const { redis } = this.connection;
+    let start = from;
+    for (;;) {
+      const page = await this.connection.guard(() => redis.xrange(stream, start, '+', 'COUNT', size));
+      yield* page;
+      if (page.length < size) return;
       start = `(${page[page.length - 1]![0]}`;
     }
   }
@@ -78,7 +105,7 @@ export class UsageReports {
     const found = new Map<string, number>();
     let end = '+';
     for (let read = 0; read < maxEntries && found.size < wanted.size; ) {
-      const page = await this.connection.guard(() => redis.xrevrange(keys.usageStream, end, '-', 'COUNT', PAGE));
+      const page = await this.connection.guard(() => redis.xrevrange(keys.usageStream(org), end, '-', 'COUNT', PAGE));
       for (const [id, fields] of page) {
         const entry = decodeUsage(id, fromPairs(fields));
         if (entry.org === org && wanted.has(entry.keyId) && !found.has(entry.keyId)) found.set(entry.keyId, entry.time);
@@ -89,4 +116,15 @@ export class UsageReports {
     }
     return found;
   }
+}
+
+/**
+ * Orders two entries of the organizations' streams: by the millisecond of their ids (Redis's
+ * clock), then by stream (ids of different streams in one millisecond say nothing of which came
+ * first: each stream numbers its own), then by sequence.
+ */
+function compareEntries(a: { id: string; stream: string }, b: { id: string; stream: string }): number {
+  const [am = 0, as = 0] = a.id.split('-').map(Number);
+  const [bm = 0, bs = 0] = b.id.split('-').map(Number);
+  return am - bm || (a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : 0) || as - bs;
 }

@@ -10,6 +10,8 @@ export function layout(prefix: string) {
   return {
     prefix,
     key: accessKeys(prefix).key,
+    /** An organization's record (read apart from its key's only on a Redis Cluster). */
+    org: accessKeys(prefix).org,
   };
 }
 

@@ -7,9 +7,11 @@
  */
 import { decodeKey, decodeOrg, type KeyRecord, type OrgRecord } from '../../../contract/access-records.js';
 import { fromPairs } from '../../../contract/redis-connection.js';
+import { primariesOf } from '../../../contract/redis-target.js';
 import { batchFunctionNames } from '../../../contract/redis/batch-keys.js';
 import { PERIOD_MS } from '../../../contract/rate-period.js';
 import type { LimitOutcome, LimitReason, Limits } from '../policy/limits.js';
+import { settlementRouteKey } from '../../../contract/redis/settlement-keys.js';
 import { openConnection, StoreUnavailableError, type Connection, type StoreOptions } from './connection.js';
 import { SettlementSetup, type EmbedderUser } from './settlement.js';
 
@@ -67,6 +69,12 @@ export class RedisStore {
   /** The key record for `id` and its organization's record, in one round trip. */
   async lookupKey(id: string): Promise<{ key: KeyRecord | null; org: OrgRecord | null }> {
     const { redis, keys } = this.connection;
+    if (this.connection.clustered) {
+      // A key's record and its organization's live in different slots: two round trips.
+      const keyRecord = decodeKey(await this.connection.guard(() => redis.hgetall(keys.key(id))));
+      if (!keyRecord) return { key: null, org: null };
+      return { key: keyRecord, org: decodeOrg(await this.connection.guard(() => redis.hgetall(keys.org(keyRecord.org)))) };
+    }
     const [key, org] = await this.connection.guard(() => redis.lookupKey(keys.key(id), keys.prefix));
     return { key: decodeKey(fromPairs(key)), org: decodeOrg(fromPairs(org)) };
   }
@@ -80,7 +88,6 @@ export class RedisStore {
     const { redis } = this.connection;
     const args = [
       grant.uid,
-      grant.org,
       grant.key,
       model,
       grant.grantedModel,
@@ -97,9 +104,11 @@ export class RedisStore {
     let reply: number[];
     try {
       // Bounded by guard() (REDIS_TIMEOUT_MS, and not failed while the process was merely frozen).
-      reply = ((await this.connection.guard(() => redis.call('FCALL', this.settlement.functions.check, 0, ...args))) as unknown[]).map(
-        Number,
-      );
+      reply = (
+        (await this.connection.guard(() =>
+          redis.call('FCALL', this.settlement.functions.check, 1, settlementRouteKey(this.connection.prefix, grant.org), ...args),
+        )) as unknown[]
+      ).map(Number);
     } catch (error) {
       // A Redis that lost its functions (restarted, flushed, a new primary) gets them back.
       const cause = error instanceof StoreUnavailableError ? error.cause : error;
@@ -131,8 +140,9 @@ export class RedisStore {
   /** Deletes every key under this store's prefix and its function libraries (tests use their own prefix). */
   async purge(): Promise<number> {
     const deleted = await this.connection.purge();
-    for (const library of [this.settlement.functions.library, batchFunctionNames(this.connection.prefix).library])
-      await this.connection.redis.call('FUNCTION', 'DELETE', library).catch(() => undefined);
+    for (const node of primariesOf(this.connection.redis))
+      for (const library of [this.settlement.functions.library, batchFunctionNames(this.connection.prefix).library])
+        await node.call('FUNCTION', 'DELETE', library).catch(() => undefined);
     return deleted;
   }
 

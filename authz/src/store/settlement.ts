@@ -9,7 +9,9 @@
 import { readFileSync } from 'node:fs';
 import { renderLibrary, settlementAclRules, settlementFunctionNames, settlementKeys } from '../../../contract/redis/settlement-keys.js';
 import { readSettlementNamespace } from '../../../contract/redis/settlement-namespace.js';
+import { nodesOf, primariesOf } from '../../../contract/redis-target.js';
 import type { Connection } from './connection.js';
+import { migrateLayout } from './migrate-layout.js';
 
 const SETTLEMENT = readFileSync(new URL('../../../contract/redis/settlement.lua', import.meta.url), 'utf8');
 const BATCH = readFileSync(new URL('../../../contract/redis/batch.lua', import.meta.url), 'utf8');
@@ -26,13 +28,15 @@ export class SettlementSetup {
   /** The namespace, once read; the check waits for it (fails closed without it). */
   private ns: string | undefined;
   private running: Promise<void> | undefined;
+  /** The move from the untagged layout (migrate-layout.ts), once per process; it ends resolved (done) or unset (to try again). */
+  private migration: Promise<void> | undefined;
   private readonly timer: NodeJS.Timeout;
   readonly functions: ReturnType<typeof settlementFunctionNames>;
 
   constructor(
     private readonly connection: Connection,
     private readonly embedder: EmbedderUser | undefined,
-    onError: (error: unknown) => void = () => undefined,
+    private readonly onError: (error: unknown) => void = () => undefined,
   ) {
     this.functions = settlementFunctionNames(connection.prefix);
     const run = (force: boolean) => void this.ensure(force).catch(onError);
@@ -60,23 +64,48 @@ export class SettlementSetup {
     clearInterval(this.timer);
   }
 
+  /** Resolves once the state of the untagged layout is moved (tests; the first repair starts it). */
+  migrated(): Promise<void> {
+    return this.migration ?? Promise.reject(new Error('the layout migration has not started'));
+  }
+
+  /**
+   * Functions and ACL users are per node: in a Redis Cluster each primary gets the functions
+   * (its replicas take them from it) and every node the user.
+   */
   private async repair(force: boolean): Promise<void> {
     const { redis, prefix } = this.connection;
     const ns = await readSettlementNamespace(this.connection);
-    const loaded =
-      !force &&
-      ((await this.connection.guard(() => redis.call('FUNCTION', 'LIST', 'LIBRARYNAME', this.functions.library))) as unknown[]).length > 0;
     const changed = ns !== this.ns;
-    if (!loaded || changed) {
-      await this.connection.guard(() => redis.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(SETTLEMENT, prefix, ns)));
-      await this.connection.guard(() => redis.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(BATCH, prefix, ns)));
+    const primaries = primariesOf(redis);
+    if (primaries.length === 0) throw new Error('no Redis primary known yet');
+    for (const node of primaries) {
+      const loaded =
+        !force &&
+        ((await this.connection.guard(() => node.call('FUNCTION', 'LIST', 'LIBRARYNAME', this.functions.library))) as unknown[]).length > 0;
+      if (!loaded || changed) {
+        await this.connection.guard(() => node.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(SETTLEMENT, prefix, ns)));
+        await this.connection.guard(() => node.call('FUNCTION', 'LOAD', 'REPLACE', renderLibrary(BATCH, prefix, ns)));
+      }
+    }
+    if (this.embedder) {
+      const { username, password } = this.embedder;
+      // On a cluster's replicas too (ACL users are not replicated): a promoted one has the user at once.
+      for (const node of nodesOf(redis)) {
+        const present = !force && !changed && (await this.connection.guard(() => node.call('ACL', 'GETUSER', username))) !== null;
+        if (!present) {
+          await this.connection.guard(() => node.call('ACL', 'SETUSER', username, ...settlementAclRules(prefix, ns, password)));
+        }
+      }
     }
     this.ns = ns;
-    if (!this.embedder) return;
-    const { username, password } = this.embedder;
-    const present = !force && !changed && (await this.connection.guard(() => redis.call('ACL', 'GETUSER', username))) !== null;
-    if (!present) {
-      await this.connection.guard(() => redis.call('ACL', 'SETUSER', username, ...settlementAclRules(prefix, ns, password)));
-    }
+    // In the background: the Check works meanwhile (a budget not yet moved is not seen for that moment).
+    this.migration ??= migrateLayout(this.connection, ns).then(
+      () => undefined,
+      (error: unknown) => {
+        this.migration = undefined;
+        this.onError(error);
+      },
+    );
   }
 }

@@ -171,7 +171,7 @@ export function openBatchStore(options: BatchStoreOptions): BatchSettlement & Ba
       const reply = (await call(
         'FCALL',
         fn.open,
-        [],
+        [keys.record(grant.org, batch.id)],
         [grant.uid, batch.id, batch.inputFileId, batch.segments, batch.lines, batch.windowMs, batch.dataKeys.output, batch.dataKeys.error],
       )) as [number, string];
       const kind = (['opened', 'reopened', 'expired', 'used'] as const)[Number(reply[0])] ?? 'used';

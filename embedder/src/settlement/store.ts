@@ -7,9 +7,9 @@
  */
 import type { Redis } from 'ioredis';
 import type { GrantClaims } from '../../../contract/grant.js';
-import { openRedis, type RedisTarget } from '../../../contract/redis-target.js';
+import { connectionFor, openRedis, type RedisTarget } from '../../../contract/redis-target.js';
 import { PERIOD_MS } from '../../../contract/rate-period.js';
-import { settlementFunctionNames } from '../../../contract/redis/settlement-keys.js';
+import { settlementFunctionNames, settlementRouteKey } from '../../../contract/redis/settlement-keys.js';
 import type { UsageRecord } from '../../../contract/usage-record.js';
 
 export interface SettlementStoreOptions extends RedisTarget {
@@ -55,8 +55,9 @@ type RecordReply = 'recorded' | 'late' | 'not_admitted' | 'unreplicated';
 type Usage = Pick<UsageRecord, 'requestId' | 'tokens'>;
 
 /**
- * The settlement functions, by the grant's uid only: the functions read everything else (org,
- * key, model, limits, budget) from the grant record authz wrote at Check. `grant` is passed
+ * The settlement functions, by the grant's organization (its routing key) and uid only: the
+ * functions read everything else (key, model, limits, budget) from the grant record authz wrote
+ * at Check. `grant` is passed
  * whole so wrappers (metrics, tracing, tests) see what is settled.
  */
 export interface SettlementStore {
@@ -92,7 +93,7 @@ export function openSettlementStore(options: SettlementStoreOptions): Settlement
   // functions, so readiness is learnt by calling one: the status of a uid never issued.
   let libraryLoaded = false;
   const probe = async (): Promise<void> => {
-    await redis.call('FCALL_RO', fn.status, 0, '00000000-0000-0000-0000-000000000000');
+    await redis.call('FCALL_RO', fn.status, 1, settlementRouteKey(options.prefix, 'probe'), '00000000-0000-0000-0000-000000000000');
     libraryLoaded = true;
   };
   redis.on('ready', () => void probe().catch(() => (libraryLoaded = false)));
@@ -102,9 +103,11 @@ export function openSettlementStore(options: SettlementStoreOptions): Settlement
   }, 1000);
   poll.unref();
 
-  const fcall = async (command: 'FCALL' | 'FCALL_RO', name: string, args: Array<string | number>): Promise<unknown> => {
+  // Each call declares one key, the grant's organization's routing key (a Redis Cluster sends the
+  // call to the primary holding that organization's settlement keys).
+  const fcall = async (command: 'FCALL' | 'FCALL_RO', name: string, grant: GrantClaims, args: Array<string | number>): Promise<unknown> => {
     try {
-      return await redis.call(command, name, 0, ...args);
+      return await redis.call(command, name, 1, settlementRouteKey(options.prefix, grant.org), ...args);
     } catch (error) {
       if (error instanceof Error && /function not found/i.test(error.message)) libraryLoaded = false;
       throw new SettlementUnavailableError(error);
@@ -113,7 +116,7 @@ export function openSettlementStore(options: SettlementStoreOptions): Settlement
 
   return {
     async admit(grant, _model, tokens, now) {
-      const reply = (await fcall('FCALL', fn.admit, [grant.uid, tokens, now, PERIOD_MS])) as number[];
+      const reply = (await fcall('FCALL', fn.admit, grant, [grant.uid, tokens, now, PERIOD_MS])) as number[];
       const [outcome, tokensRemaining, retryAfterMs, redisNow, budgetTokens, usedTokens] = reply.map(Number) as [
         number,
         number,
@@ -128,24 +131,27 @@ export function openSettlementStore(options: SettlementStoreOptions): Settlement
       return { kind, redisNow };
     },
     async record(grant, _model, usage, deadline) {
-      const reply = RECORD_REPLIES[String(await fcall('FCALL', fn.record, [grant.uid, usage.tokens, usage.requestId, deadline]))];
+      const reply = RECORD_REPLIES[String(await fcall('FCALL', fn.record, grant, [grant.uid, usage.tokens, usage.requestId, deadline]))];
       if (reply !== 'recorded' || minReplicas === 0) return reply ?? 'not_admitted';
       // Durable before the 200: the record must reach `minReplicas` replicas, or it is taken back.
       let acked = 0;
       try {
-        acked = Number(await redis.call('WAIT', minReplicas, waitMs));
+        // On a cluster, the connection to the primary that took the record (WAIT counts the
+        // replicas of the connection's own writes); none known: unconfirmed, so voided.
+        const primary = connectionFor(redis, settlementRouteKey(options.prefix, grant.org));
+        acked = primary ? Number(await primary.call('WAIT', minReplicas, waitMs)) : 0;
       } catch {
         acked = 0;
       }
       if (acked >= minReplicas) return 'recorded';
-      await fcall('FCALL', fn.void, [grant.uid, Date.now(), PERIOD_MS]);
+      await fcall('FCALL', fn.void, grant, [grant.uid, Date.now(), PERIOD_MS]);
       return 'unreplicated';
     },
     async refund(grant, _model, now) {
-      await fcall('FCALL', fn.refund, [grant.uid, now, PERIOD_MS]);
+      await fcall('FCALL', fn.refund, grant, [grant.uid, now, PERIOD_MS]);
     },
     async status(grant) {
-      return String(await fcall('FCALL_RO', fn.status, [grant.uid]));
+      return String(await fcall('FCALL_RO', fn.status, grant, [grant.uid]));
     },
     isReady: () => redis.status === 'ready' && libraryLoaded,
     close() {

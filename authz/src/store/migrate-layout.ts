@@ -1,0 +1,62 @@
+/**
+ * Moves the settlement's state from the layout before organizations had a hash tag (issue 28)
+ * to the tagged one (contract/redis/settlement-keys.ts): budgets <prefix>budget:<org> to
+ * <prefix>budget:{org}, the month counters ROOT b:<org>:<month> and daily counters
+ * ROOT usage:daily:<org>:<day> added into ROOT {org}:…, and the one usage stream ROOT usage
+ * split into each organization's ROOT {org}:usage. Budgets go first: until an organization's
+ * is moved, its hard stop is not seen. Each move is atomic (migrate-layout.lua, or RENAMENX),
+ * so authz replicas migrating at once count nothing twice, and an interrupted migration picks up
+ * where it stopped. Grant records and buckets are not moved: they expire within minutes.
+ * One Redis (or Sentinel's primary) only: a cluster never held the old layout.
+ */
+import { readFileSync } from 'node:fs';
+import { budgetKey } from '../../../contract/budget.js';
+import { settlementKeys } from '../../../contract/redis/settlement-keys.js';
+import type { Connection } from './connection.js';
+
+const SCRIPT = readFileSync(new URL('./migrate-layout.lua', import.meta.url), 'utf8');
+/** Admin's organization id rule (admin/src/operations/rules.ts): no `{`, `}` or `:`. */
+const ORG = '[A-Za-z0-9][A-Za-z0-9._-]{0,63}';
+/** Usage entries moved per script call. */
+const PAGE = 500;
+
+const glob = (s: string): string => s.replace(/[*?[\]\\]/g, (c) => `\\${c}`);
+
+/** Moves what the old layout left under the connection's prefix and namespace `ns`; returns the keys moved. */
+export async function migrateLayout(connection: Connection, ns: string): Promise<number> {
+  if (connection.clustered) return 0;
+  const { redis, prefix } = connection;
+  const keys = settlementKeys(prefix, ns);
+  const run = (old: string, moved: string, ...args: Array<string | number>) =>
+    connection.guard(() => redis.eval(SCRIPT, 2, old, moved, ...args) as Promise<number>);
+  let count = 0;
+
+  const budget = new RegExp(`^budget:(${ORG})$`);
+  for (const old of await connection.scanAll(`${glob(prefix)}budget:*`)) {
+    const org = budget.exec(old.slice(prefix.length))?.[1];
+    if (!org) continue;
+    // A budget set since the upgrade (under the new name) stays; the old one goes.
+    if ((await connection.guard(() => redis.renamenx(old, budgetKey(prefix, org)))) === 0) await connection.guard(() => redis.del(old));
+    count += 1;
+  }
+  const month = new RegExp(`^b:(${ORG}):(\\d{4}-\\d{2})$`);
+  for (const old of await connection.scanAll(`${glob(keys.root)}b:*`)) {
+    const m = month.exec(old.slice(keys.root.length));
+    if (!m) continue;
+    await run(old, keys.month(m[1]!, m[2]!), 'month');
+    count += 1;
+  }
+  const daily = new RegExp(`^usage:daily:(${ORG}):(\\d{4}-\\d{2}-\\d{2})$`);
+  for (const old of await connection.scanAll(`${glob(keys.root)}usage:daily:*`)) {
+    const m = daily.exec(old.slice(keys.root.length));
+    if (!m) continue;
+    await run(old, keys.usageDaily(m[1]!, m[2]!), 'daily');
+    count += 1;
+  }
+  const stream = `${keys.root}usage`;
+  if ((await connection.guard(() => redis.exists(stream))) === 1) {
+    while ((await run(stream, stream, 'usage', PAGE, keys.root)) > 0);
+    count += 1;
+  }
+  return count;
+}

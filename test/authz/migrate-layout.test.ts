@@ -1,0 +1,121 @@
+/**
+ * authz moves the settlement's state from the layout before organizations had a hash tag
+ * (issue 28; authz/src/store/migrate-layout.ts): budgets, month and daily counters, and the one
+ * usage stream split by organization, keeping the stream ids; a budget or counter written under
+ * the new name since is kept (counters are added); a second run moves nothing; and the Check
+ * sees the moved budget and counter (a hard stop stays a hard stop across the upgrade).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UsageReports } from '../../admin/src/store/reports.js';
+import { migrateLayout } from '../../authz/src/store/migrate-layout.js';
+import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
+import { budgetKey } from '../../contract/budget.js';
+import { settlementKeys, settlementNsKey } from '../../contract/redis/settlement-keys.js';
+import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
+
+const prefix = testPrefix();
+const ns = randomBytes(16).toString('hex');
+const root = `${prefix}${ns}:`;
+const keys = settlementKeys(prefix, ns);
+const month = new Date().toISOString().slice(0, 7);
+const day = new Date().toISOString().slice(0, 10);
+let redis: Redis;
+let store: RedisStore;
+const ids: string[] = [];
+
+const usage = (org: string, n: number) => [
+  'org',
+  org,
+  'key',
+  'KEYAAAAAAAAA',
+  'model',
+  'm1',
+  'request_id',
+  `r-${n}`,
+  'tokens',
+  '10',
+  'ts',
+  String(Date.now()),
+  'kind',
+  'online',
+  'batch',
+  '',
+];
+
+beforeAll(async () => {
+  redis = new Redis(TEST_REDIS_URL);
+  await redis.set(settlementNsKey(prefix), ns);
+  // What the untagged layout left: acme's budget (a hard stop at 40), its counters and usage.
+  await redis.hset(`${prefix}budget:acme`, { monthly_tokens: '40', hard_stop: '1', alerts: '' });
+  await redis.set(`${root}b:acme:${month}`, '35');
+  await redis.hset(`${root}usage:daily:acme:${day}`, { requests: '2', tokens: '20', 'tokens:m1': '20' });
+  // beta: a budget set again since the upgrade (it wins), and an admission counted since (added to).
+  await redis.hset(`${prefix}budget:beta`, { monthly_tokens: '1', hard_stop: '1', alerts: '' });
+  await redis.hset(budgetKey(prefix, 'beta'), { monthly_tokens: '500', hard_stop: '0', alerts: '' });
+  await redis.set(`${root}b:beta:${month}`, '7');
+  await redis.set(keys.month('beta', month), '3');
+  // A millisecond apart: entries of different streams within one millisecond have no order between them.
+  const base = Date.now();
+  for (const [n, org] of ['acme', 'beta', 'acme'].entries())
+    ids.push((await redis.xadd(`${root}usage`, `${base + n}-0`, ...usage(org, n)))!);
+  await redis.set(keys.month('acme', month), '5');
+  store = createStore({ url: TEST_REDIS_URL, prefix, timeoutMs: 2000 });
+  await store.ready();
+  await store.settlement.migrated();
+});
+
+afterAll(async () => {
+  await store?.purge();
+  await store?.close();
+  redis?.disconnect();
+});
+
+describe('the move from the untagged layout', () => {
+  it('moves budgets, counters and usage to their organization-tagged names, and leaves nothing under the old ones', async () => {
+    expect(await redis.hgetall(budgetKey(prefix, 'acme'))).toEqual({ monthly_tokens: '40', hard_stop: '1', alerts: '' });
+    expect(await redis.hget(budgetKey(prefix, 'beta'), 'monthly_tokens')).toBe('500');
+    expect(await redis.get(keys.month('acme', month))).toBe('40');
+    expect(await redis.get(keys.month('beta', month))).toBe('10');
+    expect(await redis.hgetall(keys.usageDaily('acme', day))).toEqual({ requests: '2', tokens: '20', 'tokens:m1': '20' });
+    expect((await redis.xrange(keys.usageStream('acme'), '-', '+')).map(([id]) => id)).toEqual([ids[0], ids[2]]);
+    expect((await redis.xrange(keys.usageStream('beta'), '-', '+')).map(([id]) => id)).toEqual([ids[1]]);
+    const old = [
+      `${prefix}budget:acme`,
+      `${prefix}budget:beta`,
+      `${root}b:acme:${month}`,
+      `${root}b:beta:${month}`,
+      `${root}usage:daily:acme:${day}`,
+      `${root}usage`,
+    ];
+    expect(await redis.exists(...old)).toBe(0);
+    // admin's reader sees every organization's usage, in stream order.
+    const read: string[] = [];
+    for await (const entry of new UsageReports(store.connection).readUsage({})) read.push(entry.streamId);
+    expect(read).toEqual(ids);
+  });
+
+  it('moves nothing the second time', async () => {
+    expect(await migrateLayout(store.connection, ns)).toBe(0);
+    expect(await redis.get(keys.month('acme', month))).toBe('40');
+  });
+
+  it('keeps a hard stop across the upgrade: the Check refuses the organization whose moved counter reached its moved budget', async () => {
+    const outcome = await store.checkLimits(
+      {
+        uid: randomUUID(),
+        org: 'acme',
+        key: 'KEYAAAAAAAAA',
+        grantedModel: 'm1',
+        method: 'POST',
+        path: '/v1/embeddings',
+        exp: Date.now() + 60_000,
+      },
+      'm1',
+      Date.now(),
+      { rpm: 1000, tpm: 100_000 },
+    );
+    expect(outcome).toMatchObject({ allowed: false, reason: 'budget', budget: { monthlyTokens: 40, usedTokens: 40 } });
+  });
+});

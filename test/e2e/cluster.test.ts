@@ -1,0 +1,313 @@
+/**
+ * The stack on a real Redis Cluster (issue 28, "Room to grow past one Redis primary"): three
+ * primaries with a replica each, started by scripts/stack/redis-cluster.sh, authz and the
+ * embedder (its own Redis user, set on every node; SETTLEMENT_MIN_REPLICAS=1) given
+ * REDIS_CLUSTER_NODES, organizations chosen so that their hash slots land on three different
+ * primaries:
+ * - usage is exact on every primary: each organization's N requests answered 200 are N usage
+ *   records with their request ids and tokens, in that organization's stream, on its primary;
+ *   admin's usage reader (SCAN on every primary, streams merged) finds them all;
+ * - a captured grant is served once; replayed it serves nothing;
+ * - the embedder's Redis user is on every primary and can do nothing there but settle;
+ * - a hard-stop budget with one request left serves exactly one of 50 concurrent requests;
+ * - a record the organization's primary's replica does not confirm (paused) is voided: 503, no usage.
+ * Organizations and keys are written straight to the cluster (admin's own writes are not
+ * cluster-ready: docs/settlement.md, "Redis Cluster").
+ */
+import { execFileSync } from 'node:child_process';
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import * as grpc from '@grpc/grpc-js';
+import { Cluster, Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AuthorizationClient } from '../../authz/generated/envoy/service/auth/v3/Authorization.js';
+import { protos } from '../../authz/src/edge/protos.js';
+import { accessKeys, encodeKey, encodeOrg } from '../../contract/access-records.js';
+import { hashSecret, mintKey } from '../../contract/api-key.js';
+import { budgetKey, encodeBudget } from '../../contract/budget.js';
+import { AUTHZ_CALLER_METADATA, GRANT_HEADER } from '../../contract/headers.js';
+import { RedisConnection } from '../../contract/redis-connection.js';
+import { settlementFunctionNames, settlementKeys, settlementNsKey, settlementRouteKey } from '../../contract/redis/settlement-keys.js';
+import { BudgetStore } from '../../admin/src/store/budgets.js';
+import { UsageReports } from '../../admin/src/store/reports.js';
+import { envoyCheck } from '../support/grpc-authz.js';
+import { gatewayRequest, type GatewayResponse } from '../support/stack-client.js';
+import { repoRoot, startStack, type Stack } from '../support/stack.js';
+
+// Ports 7100-7199 are this test's; a random six, so two runs on one machine rarely meet:
+// three primaries, each with a replica.
+const BASE = 7100 + 6 * randomInt(16);
+const PORTS = [0, 1, 2, 3, 4, 5].map((i) => BASE + i);
+const NODES = PORTS.map((p) => `127.0.0.1:${p}`).join(',');
+const SCRIPT = join(repoRoot, 'scripts/stack/redis-cluster.sh');
+
+let dir: string;
+let stack: Stack;
+let cluster: Cluster;
+
+interface OrgKey {
+  readonly org: string;
+  readonly key: string;
+  /** The port of the primary holding the organization's slot. */
+  readonly port: number;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'ctg-cluster-'));
+  execFileSync('bash', [SCRIPT, 'start', dir, ...PORTS.map(String)], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: { ...process.env, CLUSTER_REPLICAS: '1' },
+  });
+  // Every record must reach its primary's replica before its 200 (WAIT on that primary's connection).
+  stack = await startStack(join(repoRoot, '.local/models/test'), {}, { REDIS_CLUSTER_NODES: NODES, SETTLEMENT_MIN_REPLICAS: '1' });
+  cluster = new Cluster([{ host: '127.0.0.1', port: PORTS[0]! }]);
+  await new Promise<void>((resolve) => cluster.once('ready', () => resolve()));
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+  cluster?.disconnect();
+  if (dir) {
+    execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+/** The port of the primary serving `slot` (CLUSTER SLOTS). */
+async function primaryOf(slot: number): Promise<number> {
+  const ranges = (await cluster.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, ...unknown[]]]>;
+  const range = ranges.find(([from, to]) => slot >= from && slot <= to);
+  if (!range) throw new Error(`slot ${slot} is not served`);
+  return Number(range[2][1]);
+}
+
+/** An organization (with the served model) and a key for it, its slot on a primary not in `taken`. */
+async function orgOnAnotherPrimary(label: string, taken: Set<number>, limits: { rpm?: number; tpm?: number } = {}): Promise<OrgKey> {
+  for (;;) {
+    const org = `${label}-${randomBytes(3).toString('hex')}`;
+    const port = await primaryOf(Number(await cluster.call('CLUSTER', 'KEYSLOT', `{${org}}`)));
+    if (taken.has(port)) continue;
+    taken.add(port);
+    const access = accessKeys(stack.svc.redisKeyPrefix);
+    const now = Date.now();
+    await cluster.hset(
+      access.org(org),
+      encodeOrg({
+        id: org,
+        endpoints: ['embeddings'],
+        models: [stack.svc.modelId],
+        rpm: limits.rpm ?? null,
+        tpm: limits.tpm ?? null,
+        createdAt: now,
+      }),
+    );
+    const minted = mintKey('CTG');
+    const serverSecret = readFileSync(stack.dirs.secretFile, 'utf8').trim();
+    await cluster.hset(
+      access.key(minted.id),
+      encodeKey({
+        id: minted.id,
+        org,
+        name: 'cluster',
+        hash: hashSecret(minted.id, minted.secret, serverSecret),
+        createdAt: now,
+        expiresAt: null,
+        revoked: false,
+      }),
+    );
+    return { org, key: minted.key, port };
+  }
+}
+
+/** The organization's usage records, read from its stream on the cluster. */
+async function usageOf(org: string): Promise<Array<{ request_id: string; tokens: number }>> {
+  const ns = (await cluster.get(settlementNsKey(stack.svc.redisKeyPrefix)))!;
+  const entries = await cluster.xrange(settlementKeys(stack.svc.redisKeyPrefix, ns).usageStream(org), '-', '+');
+  return entries.map(([, fields]) => {
+    const f = Object.fromEntries(fields.flatMap((v, i) => (i % 2 === 0 ? [[v, fields[i + 1]!]] : [])));
+    return { request_id: f.request_id!, tokens: Number(f.tokens) };
+  });
+}
+
+const embed = (key: string, text: string): Promise<GatewayResponse> =>
+  gatewayRequest(
+    { host: 'localhost', port: stack.ports.gateway, ca: stack.ca },
+    {
+      method: 'POST',
+      path: '/v1/embeddings',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: stack.svc.modelId, input: [text] }),
+    },
+  );
+
+/** embed, retrying a 503 as a client is told to (many TLS handshakes at once on a shared machine). */
+async function embedRetrying(key: string, text: string): Promise<GatewayResponse> {
+  for (let attempt = 0; ; attempt += 1) {
+    const answer = await embed(key, text);
+    if (answer.status !== 503 || attempt === 10) return answer;
+    await new Promise((resolve) => setTimeout(resolve, 200 + Math.random() * 300));
+  }
+}
+
+/** The grant authz signs for `key` on a Check sent as Envoy sends it (with the caller token). */
+function grantFor(key: string): Promise<string> {
+  const client = new (protos().envoy.service.auth.v3.Authorization)(
+    `127.0.0.1:${stack.ports.authz}`,
+    grpc.credentials.createInsecure(),
+  ) as AuthorizationClient;
+  const metadata = new grpc.Metadata();
+  metadata.set(AUTHZ_CALLER_METADATA, readFileSync(stack.dirs.callerTokenFile, 'utf8').trim());
+  return new Promise((resolve, reject) => {
+    client.Check(
+      envoyCheck({ authorization: `Bearer ${key}`, path: '/v1/embeddings' }),
+      metadata,
+      { deadline: Date.now() + 10_000 },
+      (error, response) => {
+        client.close();
+        const header = response?.ok_response?.headers?.find((h) => h.header?.key === GRANT_HEADER)?.header?.value;
+        if (error || !header) reject(error ?? new Error(`no grant: ${JSON.stringify(response)}`));
+        else resolve(header);
+      },
+    );
+  });
+}
+
+describe('the stack on a 3-primary Redis Cluster', () => {
+  it("records usage exactly for organizations on three primaries, each in its organization's stream on its primary", async () => {
+    const taken = new Set<number>();
+    const orgs = [
+      await orgOnAnotherPrimary('east', taken),
+      await orgOnAnotherPrimary('west', taken),
+      await orgOnAnotherPrimary('north', taken),
+    ];
+    expect(new Set(orgs.map((o) => o.port)).size).toBe(3);
+    const N = 8;
+    const answers = await Promise.all(
+      orgs.map((o) => Promise.all(Array.from({ length: N }, (_, i) => embedRetrying(o.key, `cluster probe ${o.org} ${'a '.repeat(i)}`)))),
+    );
+    for (const [i, o] of orgs.entries()) {
+      const served = answers[i]!.filter((a) => a.status === 200);
+      expect(served, answers[i]!.map((a) => `${a.status} ${a.body.slice(0, 200)}`).join('\n')).toHaveLength(N);
+      const usage = await usageOf(o.org);
+      // One record per 200, with its request id and its tokens.
+      expect(usage.map((u) => u.request_id).sort()).toEqual(served.map((a) => a.headers['x-request-id']).sort());
+      expect(usage.reduce((sum, u) => sum + u.tokens, 0)).toBe(served.reduce((sum, a) => sum + (a.json().usage.total_tokens as number), 0));
+      // The stream lives on the organization's primary (asked directly, no redirection).
+      const node = new Redis({ port: o.port });
+      const ns = (await cluster.get(settlementNsKey(stack.svc.redisKeyPrefix)))!;
+      expect(await node.xlen(settlementKeys(stack.svc.redisKeyPrefix, ns).usageStream(o.org))).toBe(N);
+      node.disconnect();
+    }
+    // admin's reader finds every organization's stream on every primary, in time order.
+    const connection = new RedisConnection({
+      url: 'redis://127.0.0.1',
+      clusterNodes: [{ host: '127.0.0.1', port: PORTS[1]! }],
+      prefix: stack.svc.redisKeyPrefix,
+      timeoutMs: 2000,
+    });
+    await connection.ready();
+    const read: string[] = [];
+    for await (const entry of new UsageReports(connection).readUsage({})) read.push(entry.org);
+    // admin's writes are not cluster-ready: a budget is refused before anything is written.
+    await expect(new BudgetStore(connection).set(orgs[0]!.org, { monthlyTokens: 1, hardStop: true, alertPercents: [] })).rejects.toThrow(
+      /not supported on a Redis Cluster/,
+    );
+    expect(await cluster.exists(budgetKey(stack.svc.redisKeyPrefix, orgs[0]!.org))).toBe(0);
+    await connection.close();
+    for (const o of orgs) expect(read.filter((org) => org === o.org)).toHaveLength(N);
+  });
+
+  it('serves a captured grant once; replayed it serves nothing', async () => {
+    const o = await orgOnAnotherPrimary('replayed', new Set());
+    const grant = await grantFor(o.key);
+    const direct = (text: string) =>
+      fetch(`http://127.0.0.1:${stack.ports.embedder}/v1/embeddings`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', [GRANT_HEADER]: grant },
+        body: JSON.stringify({ model: stack.svc.modelId, input: [text] }),
+      });
+    const first = await direct('replayed grant');
+    expect(first.status).toBe(200);
+    const tokens = (await first.json()).usage.total_tokens;
+    const replay = await direct('replayed grant');
+    expect(replay.status).toBe(503);
+    expect(await replay.json()).toMatchObject({ code: 'authorization_unavailable' });
+    expect((await usageOf(o.org)).map((u) => u.tokens)).toEqual([tokens]);
+  });
+
+  it("the embedder's Redis user is on every primary, and there can only settle", async () => {
+    const o = await orgOnAnotherPrimary('guarded', new Set());
+    const prefix = stack.svc.redisKeyPrefix;
+    const user = {
+      username: stack.dirs.settlementUser.username,
+      password: readFileSync(stack.dirs.settlementUser.passwordFile, 'utf8').trim(),
+    };
+    const attempt = async (node: Redis, ...args: Array<string | number>) =>
+      node.call(String(args[0]), ...args.slice(1)).then(
+        (reply) => JSON.stringify(reply),
+        (error: Error) => error.message,
+      );
+    for (const port of PORTS) {
+      const node = new Redis({ port, ...user, enableReadyCheck: false });
+      expect(await node.ping()).toBe('PONG');
+      for (const command of [
+        ['GET', settlementNsKey(prefix)],
+        ['HSET', budgetKey(prefix, o.org), 'hard_stop', '0'],
+        ['SET', `${prefix}route:{${o.org}}`, '1'],
+        ['FUNCTION', 'LIST'],
+        ['KEYS', '*'],
+        ['SCAN', 0],
+      ])
+        expect(await attempt(node, ...command), `${port}: ${command.join(' ')}`).toMatch(/^NOPERM/);
+      node.disconnect();
+    }
+    // Through the cluster, as the embedder: its status function answers for the organization's slot.
+    const embedder = new Cluster([{ host: '127.0.0.1', port: PORTS[2]! }], { redisOptions: { ...user, enableReadyCheck: false } });
+    const status = settlementFunctionNames(prefix).status;
+    expect(await embedder.call('FCALL_RO', status, 1, settlementRouteKey(prefix, o.org), randomUUID())).toBe('');
+    embedder.disconnect();
+  });
+
+  it('a hard-stop budget with one request left serves exactly one of 50 concurrent requests', async () => {
+    const o = await orgOnAnotherPrimary('budgeted', new Set(), { rpm: 10_000, tpm: 10_000_000 });
+    const text = 'budget probe';
+    const probe = await embedRetrying(o.key, text);
+    expect(probe.status, probe.body).toBe(200);
+    const tokens = probe.json().usage.total_tokens as number;
+    await cluster.hset(
+      budgetKey(stack.svc.redisKeyPrefix, o.org),
+      encodeBudget({ monthlyTokens: 2 * tokens, hardStop: true, alertPercents: [] }),
+    );
+    const answers = await Promise.all(Array.from({ length: 50 }, () => embedRetrying(o.key, text)));
+    expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
+    const refused = answers.filter((a) => a.status === 429);
+    expect(refused).toHaveLength(49);
+    for (const r of refused) expect(r.json()).toMatchObject({ status: 429, code: 'rate_limit_exceeded' });
+    expect((await usageOf(o.org)).reduce((sum, u) => sum + u.tokens, 0)).toBe(2 * tokens);
+  });
+
+  it("voids a record its primary's replica does not confirm: 503 authorization_unavailable, no usage record", async () => {
+    const o = await orgOnAnotherPrimary('unreplicated', new Set());
+    const nodes = String(await cluster.call('CLUSTER', 'NODES'))
+      .trim()
+      .split('\n')
+      .map((line) => line.split(' '));
+    const primaryId = nodes.find((n) => n[1]!.startsWith(`127.0.0.1:${o.port}@`))![0]!;
+    const replicaPort = Number(/:(\d+)@/.exec(nodes.find((n) => n[3] === primaryId)![1]!)![1]);
+    const replicaPid = Number(readFileSync(join(dir, `redis-${replicaPort}.pid`), 'utf8'));
+    const kept = await embedRetrying(o.key, 'replicated probe');
+    expect(kept.status, kept.body).toBe(200);
+    process.kill(replicaPid, 'SIGSTOP');
+    let lost: GatewayResponse;
+    try {
+      lost = await embed(o.key, 'unreplicated probe');
+    } finally {
+      process.kill(replicaPid, 'SIGCONT');
+    }
+    expect(lost.status, lost.body).toBe(503);
+    expect(lost.json()).toMatchObject({ code: 'authorization_unavailable' });
+    expect((await usageOf(o.org)).map((u) => u.request_id)).toEqual([kept.headers['x-request-id']]);
+  });
+});
