@@ -33,6 +33,7 @@ import { settlementFunctionNames, settlementKeys, settlementNsKey, settlementRou
 import { BudgetStore } from '../../admin/src/store/budgets.js';
 import { UsageReports } from '../../admin/src/store/reports.js';
 import { envoyCheck } from '../support/grpc-authz.js';
+import { waitFor } from '../support/process.js';
 import { gatewayRequest, type GatewayResponse } from '../support/stack-client.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
 
@@ -250,6 +251,23 @@ describe('the stack on a 3-primary Redis Cluster', () => {
         (error: Error) => error.message,
       );
     for (const port of PORTS) {
+      // authz writes the user on every node it knows at connect, and checks every 30 s: a node its
+      // cluster client had not learned yet at start has it by the next check (one full-suite run
+      // met such a node right after start).
+      await waitFor(
+        `the embedder's user on ${port}`,
+        async () => {
+          const probe = new Redis({ port, ...user, enableReadyCheck: false, lazyConnect: true, maxRetriesPerRequest: 0 });
+          probe.on('error', () => undefined);
+          const ok = await probe.ping().then(
+            (r) => r === 'PONG',
+            () => false,
+          );
+          probe.disconnect();
+          return ok;
+        },
+        40_000,
+      );
       const node = new Redis({ port, ...user, enableReadyCheck: false });
       expect(await node.ping()).toBe('PONG');
       for (const command of [
