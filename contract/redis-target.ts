@@ -71,6 +71,10 @@ export function openRedis(target: RedisTarget, options: RedisOptions): Redis {
         // A MOVED or ASK reply (slots moved, a replica promoted) is followed, a few times at most.
         maxRedirections: 4,
         slotsRefreshTimeout: Math.max(1000, options.connectTimeout ?? 1000),
+        // The topology asked again every 5 s: without it a node missing from the first CLUSTER
+        // SLOTS (a replica the answering node had not yet learned by gossip) stays unknown until
+        // a MOVED, and authz never gives it the embedder's user (a full-suite run met one).
+        slotsRefreshInterval: 5_000,
       },
     );
     return cluster as unknown as Redis;

@@ -45,7 +45,8 @@ case "$cmd" in
     for port in "$@"; do
       ok=""
       for _ in $(seq 1 100); do
-        if redis-cli -p "$port" CLUSTER INFO 2>/dev/null | grep -q '^cluster_state:ok'; then ok=1; break; fi
+        state="$(redis-cli -p "$port" CLUSTER INFO 2>/dev/null || true)"
+        if grep -q '^cluster_state:ok' <<<"$state"; then ok=1; break; fi
         sleep 0.1
       done
       [[ -n "$ok" ]] || die "node $port never reached cluster_state:ok"

@@ -83,8 +83,11 @@ function containerEnv(objects: readonly K8sObject[], container: any): Env {
  * An entry the reader no longer looks up fails the test too, so this list cannot go stale.
  */
 const BATCH_API_OFF = 'the Batch API is off without its key; components/batch-api turns it on with its Secrets';
+const NO_CLUSTER =
+  'the overlays run one Redis primary (or components/redis-sentinel); a Redis Cluster is set by hand (docs/settlement.md, "Redis Cluster")';
 const DELIBERATELY_UNSET: Record<string, Record<string, string>> = {
   authz: {
+    REDIS_CLUSTER_NODES: NO_CLUSTER,
     KEY_HASH_SECRET: 'the secret is mounted as a file (KEY_HASH_SECRET_FILE), never put in the environment',
     REDIS_URL: 'the URL may carry a password: it comes from Secret ctg-redis as a file (REDIS_URL_FILE), never the environment',
     REDIS_PASSWORD: "authz logs in with the URL's credentials (Secret ctg-redis)",
@@ -95,6 +98,7 @@ const DELIBERATELY_UNSET: Record<string, Record<string, string>> = {
       "mounted as a file (EMBEDDER_REDIS_PASSWORD_FILE, Secret ctg-redis-embedder's password): authz creates the embedder's user with it",
   },
   embedder: {
+    REDIS_CLUSTER_NODES: NO_CLUSTER,
     GRANT_SECRET: 'mounted as a file (GRANT_SECRET_FILE, Secret ctg-grant-secret)',
     METRICS_TOKEN: 'mounted as a file (METRICS_TOKEN_FILE, Secret ctg-metrics-token)',
     REDIS_URL: 'from Secret ctg-redis-embedder as a file (REDIS_URL_FILE)',
@@ -113,6 +117,7 @@ const DELIBERATELY_UNSET: Record<string, Record<string, string>> = {
   },
   'render-config': {},
   admin: {
+    REDIS_CLUSTER_NODES: NO_CLUSTER,
     KEY_HASH_SECRET: 'mounted as a file (KEY_HASH_SECRET_FILE, Secret ctg-key-hash-secret)',
     REDIS_URL: 'from Secret ctg-redis-admin as a file (REDIS_URL_FILE): it may carry a password',
     REDIS_PASSWORD: "admin logs in with the URL's credentials (Secret ctg-redis-admin)",

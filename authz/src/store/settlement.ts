@@ -41,6 +41,9 @@ export class SettlementSetup {
     this.functions = settlementFunctionNames(connection.prefix);
     const run = (force: boolean) => void this.ensure(force).catch(onError);
     connection.redis.on('ready', () => run(true));
+    // A Redis Cluster client learns nodes as it refreshes the topology: each new one gets the
+    // embedder's user (and, a primary, the functions) now, not at the next check.
+    connection.redis.on('+node', () => run(false));
     this.timer = setInterval(() => run(false), REPAIR_MS);
     this.timer.unref();
   }
