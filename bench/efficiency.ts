@@ -145,8 +145,10 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
   try {
     idle = residentMemory(embedder.service.pid).rssMb;
     for (const c of CASES.filter((k) => !opts.cases || opts.cases.includes(caseName(k)))) {
-      // One grant per case: each request after the first settles as a retry of it (the embedder's
-      // two Redis calls as always; Redis itself skips the usage write).
+      // One grant per case, as hey sends one header for every request. Since the settlement
+      // rewrite a grant admits one request (docs/settlement.md): every request after the first is
+      // refused 503, so these rows measure refusals until hey is replaced by a client that sends
+      // a fresh grant per request (docs/benchmarks-history.md, 2026-11-26).
       const direct = await authz.freshGrant();
       const spec = {
         url: `${embedder.baseUrl}/v1/embeddings`,
