@@ -196,4 +196,7 @@ main()
     process.stderr.write(`bench failed: ${err.stack ?? err.message}\n`);
     process.exitCode = 1;
   })
-  .finally(() => stopAll());
+  .finally(() => stopAll())
+  // Exits when done: the stack issues grants through test/support/settlement.ts, whose Redis
+  // client stays open for the process's life, so the process would otherwise never end.
+  .finally(() => process.exit());
