@@ -19,20 +19,17 @@ import { randomBytes, randomInt, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthorizationClient } from '../../authz/generated/envoy/service/auth/v3/Authorization.js';
-import { protos } from '../../authz/src/edge/protos.js';
 import { accessKeys, encodeKey, encodeOrg } from '../../contract/access-records.js';
 import { hashSecret, mintKey } from '../../contract/api-key.js';
 import { budgetKey, encodeBudget } from '../../contract/budget.js';
-import { AUTHZ_CALLER_METADATA, GRANT_HEADER } from '../../contract/headers.js';
+import { GRANT_HEADER } from '../../contract/headers.js';
 import { RedisConnection } from '../../contract/redis-connection.js';
 import { settlementFunctionNames, settlementKeys, settlementNsKey, settlementRouteKey } from '../../contract/redis/settlement-keys.js';
 import { BudgetStore } from '../../admin/src/store/budgets.js';
 import { UsageReports } from '../../admin/src/store/reports.js';
-import { envoyCheck } from '../support/grpc-authz.js';
+import { grantFromCheck } from '../support/grpc-authz.js';
 import { waitFor } from '../support/process.js';
 import { gatewayRequest, type GatewayResponse } from '../support/stack-client.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
@@ -153,27 +150,7 @@ async function embedRetrying(key: string, text: string): Promise<GatewayResponse
 }
 
 /** The grant authz signs for `key` on a Check sent as Envoy sends it (with the caller token). */
-function grantFor(key: string): Promise<string> {
-  const client = new (protos().envoy.service.auth.v3.Authorization)(
-    `127.0.0.1:${stack.ports.authz}`,
-    grpc.credentials.createInsecure(),
-  ) as AuthorizationClient;
-  const metadata = new grpc.Metadata();
-  metadata.set(AUTHZ_CALLER_METADATA, readFileSync(stack.dirs.callerTokenFile, 'utf8').trim());
-  return new Promise((resolve, reject) => {
-    client.Check(
-      envoyCheck({ authorization: `Bearer ${key}`, path: '/v1/embeddings' }),
-      metadata,
-      { deadline: Date.now() + 10_000 },
-      (error, response) => {
-        client.close();
-        const header = response?.ok_response?.headers?.find((h) => h.header?.key === GRANT_HEADER)?.header?.value;
-        if (error || !header) reject(error ?? new Error(`no grant: ${JSON.stringify(response)}`));
-        else resolve(header);
-      },
-    );
-  });
-}
+const grantFor = (key: string): Promise<string> => grantFromCheck(`127.0.0.1:${stack.ports.authz}`, stack.dirs.callerTokenFile, key);
 
 describe('the stack on a 3-primary Redis Cluster', () => {
   it("records usage exactly for organizations on three primaries, each in its organization's stream on its primary", async () => {

@@ -1,21 +1,7 @@
-/**
- * A grant admits one request and a hard-stop budget is reserved before work (issue 28), through
- * the real stack (Envoy, authz and the embedder as processes, the embedder as its own Redis user):
- * - a grant taken from authz with the caller token (what a captured header is) is served once on
- *   the embedder's port; replayed with the same body or with another text of the same size it
- *   serves nothing (a problem body) and the usage holds one record; on another path (a query
- *   string added) it is refused;
- * - with one request's worth of budget left, 50 concurrent requests: exactly one is served, the
- *   others are refused 429 rate_limit_exceeded with retry-after, and usage matches the budget.
- */
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AuthorizationClient } from '../../authz/generated/envoy/service/auth/v3/Authorization.js';
-import { protos } from '../../authz/src/edge/protos.js';
-import { AUTHZ_CALLER_METADATA, GRANT_HEADER } from '../../contract/headers.js';
-import { envoyCheck } from '../support/grpc-authz.js';
+import { GRANT_HEADER } from '../../contract/headers.js';
+import { grantFromCheck } from '../support/grpc-authz.js';
 import { orgWithKey, type CreatedKey } from '../support/stack-admin.js';
 import { gatewayRequest } from '../support/stack-client.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
@@ -29,27 +15,8 @@ beforeAll(async () => {
 afterAll(async () => stack?.stop());
 
 /** The grant authz signs for `key` on a Check sent as Envoy sends it (with the caller token). */
-function grantFor(key: CreatedKey, path = '/v1/embeddings'): Promise<string> {
-  const client = new (protos().envoy.service.auth.v3.Authorization)(
-    `127.0.0.1:${stack.ports.authz}`,
-    grpc.credentials.createInsecure(),
-  ) as AuthorizationClient;
-  const metadata = new grpc.Metadata();
-  metadata.set(AUTHZ_CALLER_METADATA, readFileSync(stack.dirs.callerTokenFile, 'utf8').trim());
-  return new Promise((resolve, reject) => {
-    client.Check(
-      envoyCheck({ authorization: `Bearer ${key.key}`, path }),
-      metadata,
-      { deadline: Date.now() + 10_000 },
-      (error, response) => {
-        client.close();
-        const header = response?.ok_response?.headers?.find((h) => h.header?.key === GRANT_HEADER)?.header?.value;
-        if (error || !header) reject(error ?? new Error(`no grant: ${JSON.stringify(response)}`));
-        else resolve(header);
-      },
-    );
-  });
-}
+const grantFor = (key: CreatedKey, path = '/v1/embeddings'): Promise<string> =>
+  grantFromCheck(`127.0.0.1:${stack.ports.authz}`, stack.dirs.callerTokenFile, key.key, path);
 
 const direct = (grant: string, text: string, path = '/v1/embeddings') =>
   fetch(`http://127.0.0.1:${stack.ports.embedder}${path}`, {

@@ -3,6 +3,7 @@
  * test's own prefix), and real @grpc/grpc-js clients sending messages shaped as Envoy sends
  * them. Only the clock may be fixed.
  */
+import { readFileSync } from 'node:fs';
 import * as grpc from '@grpc/grpc-js';
 import pino, { type Logger } from 'pino';
 import type { AuthzConfig } from '../../authz/src/config.js';
@@ -16,7 +17,7 @@ import type { CheckRequest } from '../../authz/generated/envoy/service/auth/v3/C
 import type { CheckResponse__Output } from '../../authz/generated/envoy/service/auth/v3/CheckResponse.js';
 import { TEST_REDIS_URL } from './redis-store.js';
 import { TEST_GRANT_SECRET } from './settlement.js';
-import { AUTHZ_CALLER_METADATA } from '../../contract/headers.js';
+import { AUTHZ_CALLER_METADATA, GRANT_HEADER } from '../../contract/headers.js';
 import { fixedSecret } from '../../contract/secrets.js';
 
 export const TEST_MODEL = 'test-bert-1024';
@@ -160,4 +161,27 @@ export function envoyCheck(request: EnvoyCheck): CheckRequest {
 /** The headers of a CheckResponse's denied or ok part, as a plain map. */
 export function headerMap(options: Array<{ header: { key: string; value: string } | null }> | undefined): Record<string, string> {
   return Object.fromEntries((options ?? []).map((option) => [option.header!.key, option.header!.value]));
+}
+
+/**
+ * The grant a running authz (`address`) signs for `bearerKey` on a Check sent as Envoy sends it,
+ * with the caller token read from `callerTokenFile`: what a captured grant looks like.
+ */
+export function grantFromCheck(address: string, callerTokenFile: string, bearerKey: string, path = '/v1/embeddings'): Promise<string> {
+  const client = new (protos().envoy.service.auth.v3.Authorization)(address, grpc.credentials.createInsecure()) as AuthorizationClient;
+  const metadata = new grpc.Metadata();
+  metadata.set(AUTHZ_CALLER_METADATA, readFileSync(callerTokenFile, 'utf8').trim());
+  return new Promise((resolve, reject) => {
+    client.Check(
+      envoyCheck({ authorization: `Bearer ${bearerKey}`, path }),
+      metadata,
+      { deadline: Date.now() + 10_000 },
+      (error, response) => {
+        client.close();
+        const header = response?.ok_response?.headers?.find((h) => h.header?.key === GRANT_HEADER)?.header?.value;
+        if (error || !header) reject(error ?? new Error(`no grant: ${JSON.stringify(response)}`));
+        else resolve(header);
+      },
+    );
+  });
 }
