@@ -20,7 +20,22 @@ function luaConstant(file: string, name: string): number {
   return m[1]!.split('*').reduce((product, factor) => product * Number(factor.trim()), 1);
 }
 
+/** The body lines of the civil-date arithmetic (Hinnant's days-to-date) in a Lua file, from `local era` to the year fix. */
+function civilArithmetic(file: string): string[] {
+  const lines = readFileSync(join(repoRoot, 'contract/redis', file), 'utf8')
+    .split('\n')
+    .map((l) => l.trim());
+  const from = lines.findIndex((l) => l.startsWith('local era = '));
+  const to = lines.findIndex((l, i) => i > from && l === 'if m <= 2 then y = y + 1 end');
+  if (from < 0 || to < 0) throw new Error(`${file} has no civil-date arithmetic`);
+  return lines.slice(from, to + 1);
+}
+
 describe("the settlement functions' copies", () => {
+  it('the UTC date arithmetic is the same in both libraries (a Redis function library cannot load another)', () => {
+    expect(civilArithmetic('batch.lua')).toEqual(civilArithmetic('settlement.lua'));
+  });
+
   it("a grant's clock skew is contract/grant.ts's, in the settlement and in the batch functions", () => {
     expect(luaConstant('settlement.lua', 'SKEW_MS')).toBe(GRANT_CLOCK_SKEW_MS);
     expect(luaConstant('batch.lua', 'GRANT_SKEW_MS')).toBe(GRANT_CLOCK_SKEW_MS);
