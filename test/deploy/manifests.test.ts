@@ -657,9 +657,13 @@ describe('variants', () => {
         expect(embedderEnv[name], name).toBe(authzEnv[name]);
         expect(adminEnv[name], name).toBe(authzEnv[name]);
       }
-      // The start script is in the rendered ConfigMap, as the pods mount it.
-      const start = find(objs, 'ConfigMap', 'ctg-redis-start').data!['start.sh']!;
-      expect(start).toBe(readFileSync(join(repoRoot, 'deploy/kubernetes/components/redis-sentinel/start.sh'), 'utf8'));
+      // The start script and the Sentinel's are in the rendered ConfigMap, as the pods mount it,
+      // and the Sentinel container runs its script.
+      const scripts = find(objs, 'ConfigMap', 'ctg-redis-start').data!;
+      for (const name of ['start.sh', 'sentinel.sh'])
+        expect(scripts[name], name).toBe(readFileSync(join(repoRoot, 'deploy/kubernetes/components/redis-sentinel', name), 'utf8'));
+      const sentinel = find(objs, 'StatefulSet', 'ctg-redis').spec.template.spec.containers.find((c: any) => c.name === 'sentinel');
+      expect(sentinel.command).toEqual(['sh', '/etc/ctg/redis-start/sentinel.sh']);
     },
   );
 

@@ -95,7 +95,7 @@ export class PodNetwork {
     return this.started
       .map((name) => {
         try {
-          return `--- ${name}\n${execFileSync('podman', ['logs', '--tail', '40', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })}`;
+          return `--- ${name}\n${execFileSync('podman', ['logs', '--tail', '150', name], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })}`;
         } catch (error) {
           return `--- ${name}: ${(error as Error).message}`;
         }
