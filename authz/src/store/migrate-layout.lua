@@ -1,11 +1,25 @@
 -- Moves one key of the settlement's layout before organizations had a hash tag (issue 28) to its
 -- tagged name, atomically, so authz replicas migrating at once never count anything twice.
 -- One Redis only (the old layout never ran on a cluster). Identifiers and counts only.
--- KEYS[1] old key, KEYS[2] new key. ARGV[1] kind: 'month' (a counter: added to the new one),
+-- KEYS[1] old key, KEYS[2] new key. ARGV[1] kind: 'hash' (a record: renamed, unless one was
+-- written under the new name since, which stays), 'set' (merged into the new one), 'month' (a counter: added to the new one),
 -- 'daily' (a hash of counters: added field by field), 'usage' (the one stream of every
 -- organization: up to ARGV[2] entries moved to their organization's stream under ARGV[3], the
 -- namespace root, keeping their ids while that stream has none later). Returns what is left.
 local old, new, kind = KEYS[1], KEYS[2], ARGV[1]
+if kind == 'hash' then
+  if redis.call('EXISTS', new) == 0 and redis.call('EXISTS', old) == 1 then
+    redis.call('RENAME', old, new)
+  else
+    redis.call('DEL', old)
+  end
+  return 0
+end
+if kind == 'set' then
+  if redis.call('EXISTS', old) == 1 then redis.call('SUNIONSTORE', new, new, old) end
+  redis.call('DEL', old)
+  return 0
+end
 if kind == 'month' then
   local v = redis.call('GET', old)
   if v then

@@ -1,15 +1,18 @@
 /**
  * Moves the settlement's state from the layout before organizations had a hash tag (issue 28)
- * to the tagged one (contract/redis/settlement-keys.ts): budgets <prefix>budget:<org> to
- * <prefix>budget:{org}, the month counters ROOT b:<org>:<month> and daily counters
+ * to the tagged one (contract/redis/settlement-keys.ts, contract/access-records.ts): budgets
+ * <prefix>budget:<org> to <prefix>budget:{org}, organization records <prefix>org:<org> and their
+ * key sets <prefix>org:<org>:keys to <prefix>org:{org} and <prefix>org:{org}:keys, the month counters ROOT b:<org>:<month> and daily counters
  * ROOT usage:daily:<org>:<day> added into ROOT {org}:…, and the one usage stream ROOT usage
  * split into each organization's ROOT {org}:usage. Budgets go first: until an organization's
- * is moved, its hard stop is not seen. Each move is atomic (migrate-layout.lua, or RENAMENX),
+ * is moved, its hard stop is not seen; then organizations (until one is moved, its keys are
+ * refused, 401: moments). Each move is atomic (migrate-layout.lua, or RENAMENX),
  * so authz replicas migrating at once count nothing twice, and an interrupted migration picks up
  * where it stopped. Grant records and buckets are not moved: they expire within minutes.
  * One Redis (or Sentinel's primary) only: a cluster never held the old layout.
  */
 import { readFileSync } from 'node:fs';
+import { accessKeys } from '../../../contract/access-records.js';
 import { budgetKey } from '../../../contract/budget.js';
 import { settlementKeys } from '../../../contract/redis/settlement-keys.js';
 import type { Connection } from './connection.js';
@@ -37,6 +40,16 @@ export async function migrateLayout(connection: Connection, ns: string): Promise
     if (!org) continue;
     // A budget set since the upgrade (under the new name) stays; the old one goes.
     if ((await connection.guard(() => redis.renamenx(old, budgetKey(prefix, org)))) === 0) await connection.guard(() => redis.del(old));
+    count += 1;
+  }
+  // Organizations and their key sets (contract/access-records.ts): one atomic move per key; a
+  // record written under the new name since the upgrade stays, a key set is merged.
+  const access = accessKeys(prefix);
+  const org = new RegExp(`^org:(${ORG})(:keys)?$`);
+  for (const old of await connection.scanAll(`${glob(prefix)}org:*`)) {
+    const m = org.exec(old.slice(prefix.length));
+    if (!m) continue;
+    await (m[2] ? run(old, access.orgKeys(m[1]!), 'set') : run(old, access.org(m[1]!), 'hash'));
     count += 1;
   }
   const month = new RegExp(`^b:(${ORG}):(\\d{4}-\\d{2})$`);
