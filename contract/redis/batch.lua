@@ -489,11 +489,18 @@ local function retire(keys, args)
 end
 
 -- ARGV: org, expiry (ms). The organization's soonest expiry in the open index, as its sweep found
--- it (only while it is there): the sweep visits the soonest first.
+-- it (only while it is there): the sweep visits the soonest first. An organization with a batch
+-- not yet ended is put back in the work index if it is missing there (level with the least
+-- served): a retire by whoever holds the embedder's password cannot strand queued work for
+-- longer than a sweep; with nothing queued, the next claim retires it again.
 local function reschedule(keys, args)
   local org, expiry = org_arg(args[1]), count(args[2])
   if not index_call(keys) or not org or not expiry then return 0 end
-  return redis.call('ZADD', INDEX .. 'open', 'XX', 'CH', expiry, org)
+  local changed = redis.call('ZADD', INDEX .. 'open', 'XX', 'CH', expiry, org)
+  if changed == 0 and not redis.call('ZSCORE', INDEX .. 'open', org) then return 0 end
+  local least = redis.call('ZRANGE', INDEX .. 'active', 0, 0, 'WITHSCORES')
+  redis.call('ZADD', INDEX .. 'active', 'NX', least[2] or 0, org)
+  return 1
 end
 
 redis.register_function('ctg_batch_open___CTG_TAG__', open)

@@ -6,7 +6,8 @@
  * open under it is refused (and the store enlists again) instead of queueing work the sweeper's
  * retire would then drop; a retire under a version an enlist has since replaced removes nothing;
  * an enlist whose open never came (a crash) is retired; the expiry sweep retires organizations
- * with nothing open and reschedules the others at their soonest expiry.
+ * with nothing open, reschedules the others at their soonest expiry, and puts one with open
+ * batches back in the work index if a retire took it out.
  */
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -146,5 +147,12 @@ describe('the work index', () => {
     const open = (await store.unfinished(100)).filter((u) => u.org === org);
     expect(open.map((u) => u.batch)).toEqual([id]);
     expect(Number(await redis.zscore(keys.expiring, org))).toBe(open[0]!.expiresAt);
+    // Retired from the work index with the version it read (what the embedder's password allows),
+    // its queued work is put back by the next sweep, and claimed.
+    const candidates = (await redis.call('FCALL_RO', fn.candidates, 1, index, 100)) as string[];
+    expect(await fcall(fn.retire, index, org, candidates[candidates.indexOf(org) + 1]!, 'active')).toBe(1);
+    await store.unfinished(100);
+    expect(await redis.zscore(keys.active, org)).not.toBeNull();
+    expect(await store.claim('worker', 60_000)).toMatchObject({ org, batch: id, task: 'run' });
   });
 });
