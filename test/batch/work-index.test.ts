@@ -155,4 +155,25 @@ describe('the work index', () => {
     expect(await redis.zscore(keys.active, org)).not.toBeNull();
     expect(await store.claim('worker', 60_000)).toMatchObject({ org, batch: id, task: 'run' });
   });
+
+  it('shares claims between organizations, least served first', async () => {
+    while ((await store.claim('drain', 60_000)) !== null);
+    const orgs = [`fair-a-${randomBytes(3).toString('hex')}`, `fair-b-${randomBytes(3).toString('hex')}`];
+    for (const org of orgs) {
+      const grant = testClaims({ org, path: '/v1/batches' });
+      await issueGrant(prefix, grant);
+      await store.open(grant, {
+        id: batch(),
+        inputFileId: 'f',
+        segments: 4,
+        lines: 4,
+        windowMs: 3_600_000,
+        dataKeys: { output: 'o', error: 'e' },
+      });
+    }
+    const claimed: string[] = [];
+    for (let i = 0; i < 6; i += 1) claimed.push((await store.claim('fair', 60_000))!.org);
+    expect(claimed.filter((o) => o === orgs[0]).length).toBe(3);
+    expect(claimed.filter((o) => o === orgs[1]).length).toBe(3);
+  });
 });
