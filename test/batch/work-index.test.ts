@@ -73,6 +73,10 @@ describe('the work index', () => {
     const candidates = (await redis.call('FCALL_RO', fn.candidates, 1, index, 100)) as string[];
     expect(candidates[candidates.indexOf(org) + 1]).toBe(String(v1));
     expect(await fcall(fn.take, batchRouteKey(prefix, org), 'sweeper', 60_000, v1)).toEqual(['idle']);
+    // (batch-keys.ts names what batch.lua writes.)
+    expect(await redis.get(keys.sealed(org))).toBe(String(v1));
+    expect(await redis.hget(keys.versions, org)).toBe(String(v1));
+    expect(Number(await redis.get(keys.seq))).toBeGreaterThanOrEqual(v1);
     // The open under v1 would queue work the sweeper's retire then drops: refused, nothing written.
     const id = batch();
     expect(await rawOpen(org, id, v1)).toEqual([4, '']);
