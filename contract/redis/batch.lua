@@ -108,7 +108,10 @@ local function batch_keys(keys, raw)
 end
 
 -- Records that a sweeper found the organization idle at index version `v` (the seal only grows).
-local function seal(k, v)
+-- Only for an organization admin created (its record is in this slot): no other can have a
+-- grant to open a batch with, and a caller naming made-up organizations creates no keys.
+local function seal(org, k, v)
+  if not redis.call('HGET', PREFIX .. 'org:{' .. org .. '}', 'id') then return end
   local before = tonumber(redis.call('GET', k.sealed) or '0')
   if v > before then redis.call('SET', k.sealed, v) end
 end
@@ -190,7 +193,7 @@ local function take(keys, args)
   local k = org_keys(org)
   for _ = 1, 64 do
     if redis.call('EXISTS', k.stream) == 0 then
-      seal(k, version)
+      seal(org, k, version)
       return { 'idle' }
     end
     local entry = nil
@@ -204,7 +207,7 @@ local function take(keys, args)
       local pending = redis.call('XPENDING', k.stream, GROUP)
       if tonumber(pending[1]) ~= 0 then return {} end
       redis.call('XTRIM', k.stream, 'MAXLEN', 0)
-      seal(k, version)
+      seal(org, k, version)
       return { 'idle' }
     end
     local id, fields = entry[1], entry[2]
@@ -424,7 +427,7 @@ local function unfinished(keys, args)
   if not org or not limit or not version then return {} end
   local k = org_keys(org)
   local out = redis.call('ZRANGE', k.open, 0, limit - 1, 'WITHSCORES')
-  if #out == 0 then seal(k, version) end
+  if #out == 0 then seal(org, k, version) end
   return out
 end
 
@@ -480,12 +483,17 @@ end
 
 -- ARGV: org, version, 'active' or 'open'. Removes the organization from that index only if its
 -- version is still the one the caller read before it found the organization idle (and sealed it
--- there): an enlist since then changed it, and the organization stays. Returns 1 removed, 0 not.
+-- there): an enlist since then changed it, and the organization stays. Out of both indexes, its
+-- version goes too (a retire still holding it then finds none). Returns 1 removed, 0 not.
 local function retire(keys, args)
   local org, version, which = org_arg(args[1]), count(args[2]), args[3]
   if not index_call(keys) or not org or not version or (which ~= 'active' and which ~= 'open') then return 0 end
   if tonumber(redis.call('HGET', INDEX .. 'ver', org) or '-1') ~= version then return 0 end
-  return redis.call('ZREM', INDEX .. which, org)
+  local removed = redis.call('ZREM', INDEX .. which, org)
+  if not redis.call('ZSCORE', INDEX .. 'active', org) and not redis.call('ZSCORE', INDEX .. 'open', org) then
+    redis.call('HDEL', INDEX .. 'ver', org)
+  end
+  return removed
 end
 
 -- ARGV: org, expiry (ms). The organization's soonest expiry in the open index, as its sweep found

@@ -13,6 +13,7 @@ import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, type RedisStore } from '../../authz/src/store/redis.js';
+import { accessKeys } from '../../contract/access-records.js';
 import { batchFunctionNames, batchIndexRouteKey, batchKeys, batchRouteKey } from '../../contract/redis/batch-keys.js';
 import { openBatchStore } from '../../embedder/src/settlement/batch-store.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
@@ -28,6 +29,13 @@ let store: ReturnType<typeof openBatchStore>;
 
 const fcall = (name: string, key: string, ...args: Array<string | number>) => redis.call('FCALL', name, 1, key, ...args);
 const batch = () => `batch_${randomBytes(6).toString('hex')}`;
+
+/** An organization as admin writes it (a seal is kept only for an organization that exists). */
+async function created(label: string): Promise<string> {
+  const org = `${label}-${randomBytes(3).toString('hex')}`;
+  await redis.hset(accessKeys(prefix).org(org), { id: org, models: '[]' });
+  return org;
+}
 
 /** The raw open (what the store sends after its enlist), for a fresh grant of `org`. */
 async function rawOpen(org: string, id: string, version: number): Promise<[number, string]> {
@@ -67,7 +75,7 @@ afterAll(async () => {
 
 describe('the work index', () => {
   it('refuses an open under a version a sweeper sealed (its retire would drop the work); the store enlists again and the work stays indexed', async () => {
-    const org = `sealed-${randomBytes(3).toString('hex')}`;
+    const org = await created('sealed');
     const v1 = Number(await fcall(fn.enlist, index, org, Date.now() + 86_400_000));
     // A sweeper reads the candidates (org at v1) and finds the organization idle: nothing is queued yet.
     const candidates = (await redis.call('FCALL_RO', fn.candidates, 1, index, 100)) as string[];
@@ -100,7 +108,7 @@ describe('the work index', () => {
   });
 
   it('keeps an organization whose version changed between the read and the retire', async () => {
-    const org = `raced-${randomBytes(3).toString('hex')}`;
+    const org = await created('raced');
     const v1 = Number(await fcall(fn.enlist, index, org, Date.now() + 86_400_000));
     expect(await fcall(fn.take, batchRouteKey(prefix, org), 'sweeper', 60_000, v1)).toEqual(['idle']);
     // An open comes between the sweeper's check and its retire: a new version, then the work.
@@ -131,6 +139,9 @@ describe('the work index', () => {
     expect(await redis.zscore(keys.active, org)).toBeNull();
     expect((await store.unfinished(100)).filter((u) => u.org === org)).toEqual([]);
     expect(await redis.zscore(keys.expiring, org)).toBeNull();
+    // Out of both indexes, its version is gone; an organization admin never created left no seal.
+    expect(await redis.hexists(keys.versions, org)).toBe(0);
+    expect(await redis.exists(keys.sealed(org))).toBe(0);
   });
 
   it('the expiry sweep lists open batches per organization and reschedules each at its soonest expiry', async () => {
