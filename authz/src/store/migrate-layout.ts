@@ -6,7 +6,10 @@
  * ROOT usage:daily:<org>:<day> added into ROOT {org}:…, and the one usage stream ROOT usage
  * split into each organization's ROOT {org}:usage. Budgets go first: until an organization's
  * is moved, its hard stop is not seen; then organizations (until one is moved, its keys are
- * refused, 401: moments). Each move is atomic (migrate-layout.lua, or RENAMENX),
+ * refused, 401: moments); then the Batch API's state, from <prefix>b:* and <prefix>bq:* to its
+ * names under the namespace (contract/redis/batch-keys.ts), so batches running at the upgrade
+ * go on: records, lines, segments, lists and queues (streams keep their consumer group) renamed,
+ * the open and active sets spread into each organization's and the work index. Each move is atomic (migrate-layout.lua, or RENAMENX),
  * so authz replicas migrating at once count nothing twice, and an interrupted migration picks up
  * where it stopped. Grant records and buckets are not moved: they expire within minutes.
  * One Redis (or Sentinel's primary) only: a cluster never held the old layout.
@@ -14,6 +17,7 @@
 import { readFileSync } from 'node:fs';
 import { accessKeys } from '../../../contract/access-records.js';
 import { budgetKey } from '../../../contract/budget.js';
+import { batchKeys } from '../../../contract/redis/batch-keys.js';
 import { settlementKeys } from '../../../contract/redis/settlement-keys.js';
 import type { Connection } from './connection.js';
 
@@ -66,9 +70,50 @@ export async function migrateLayout(connection: Connection, ns: string): Promise
     await run(old, keys.usageDaily(m[1]!, m[2]!), 'daily');
     count += 1;
   }
+  count += await migrateBatches(connection, ns, (old, moved, ...args) => run(old, moved, ...args));
   const stream = `${keys.root}usage`;
   if ((await connection.guard(() => redis.exists(stream))) === 1) {
     while ((await run(stream, stream, 'usage', PAGE, keys.root)) > 0);
+    count += 1;
+  }
+  return count;
+}
+
+/** The Batch API's keys before they moved under the namespace (issue 28), moved one atomic step per key. */
+async function migrateBatches(
+  connection: Connection,
+  ns: string,
+  run: (old: string, moved: string, ...args: Array<string | number>) => Promise<number>,
+): Promise<number> {
+  const { prefix } = connection;
+  const keys = batchKeys(prefix, ns);
+  let count = 0;
+  const state = new RegExp(`^b:\\{(${ORG})\\}:(?:(index)|([A-Za-z0-9_-]{1,100})(:l|:s)?)$`);
+  for (const old of await connection.scanAll(`${glob(prefix)}b:*`)) {
+    const m = state.exec(old.slice(prefix.length));
+    if (!m) continue;
+    const [, org, index, batch, part] = m as unknown as [string, string, string | undefined, string | undefined, string | undefined];
+    if (index) await run(old, keys.list(org), 'zset');
+    else {
+      const record = keys.record(org, batch!);
+      await run(old, part ? `${record}${part}` : record, 'hash');
+    }
+    count += 1;
+  }
+  const queue = new RegExp(`^bq:(${ORG})$`);
+  for (const old of await connection.scanAll(`${glob(prefix)}bq:*`)) {
+    const org = queue.exec(old.slice(prefix.length))?.[1];
+    if (!org || org === 'open' || org === 'active') continue;
+    await run(old, keys.stream(org), 'hash');
+    count += 1;
+  }
+  // Last, so that a claim finds an indexed organization's queue already moved.
+  // Where the work index's keys start (`active` less its own name).
+  const index = keys.active.slice(0, -'active'.length);
+  for (const name of ['open', 'active'] as const) {
+    const old = `${prefix}bq:${name}`;
+    if ((await connection.guard(() => connection.redis.exists(old))) === 0) continue;
+    await run(old, name === 'open' ? keys.expiring : keys.active, `batch-${name}`, `${prefix}${ns}:`, index);
     count += 1;
   }
   return count;
