@@ -1,18 +1,22 @@
 /**
  * Moves the settlement's state from the layout before organizations had a hash tag (issue 28)
- * to the tagged one (contract/redis/settlement-keys.ts, contract/access-records.ts): budgets
- * <prefix>budget:<org> to <prefix>budget:{org}, organization records <prefix>org:<org> and their
- * key sets <prefix>org:<org>:keys to <prefix>org:{org} and <prefix>org:{org}:keys, the month counters ROOT b:<org>:<month> and daily counters
- * ROOT usage:daily:<org>:<day> added into ROOT {org}:…, and the one usage stream ROOT usage
- * split into each organization's ROOT {org}:usage. Budgets go first: until an organization's
- * is moved, its hard stop is not seen; then organizations (until one is moved, its keys are
- * refused, 401: moments); then the Batch API's state, from <prefix>b:* and <prefix>bq:* to its
- * names under the namespace (contract/redis/batch-keys.ts), so batches running at the upgrade
- * go on: records, lines, segments, lists and queues (streams keep their consumer group) renamed,
- * the open and active sets spread into each organization's and the work index. Each move is atomic (migrate-layout.lua, or RENAMENX),
- * so authz replicas migrating at once count nothing twice, and an interrupted migration picks up
- * where it stopped. Grant records and buckets are not moved: they expire within minutes.
- * One Redis (or Sentinel's primary) only: a cluster never held the old layout.
+ * to the tagged one (contract/redis/settlement-keys.ts, contract/access-records.ts,
+ * contract/redis/batch-keys.ts), in this order:
+ * - budgets <prefix>budget:<org> to <prefix>budget:{org} (until an organization's is moved, its
+ *   hard stop is not seen: moments);
+ * - organization records and key sets <prefix>org:<org>[:keys] to <prefix>org:{org}[:keys]
+ *   (until one is moved, its keys are refused, 401: moments);
+ * - month counters ROOT b:<org>:<month> and daily counters ROOT usage:daily:<org>:<day>, added
+ *   into ROOT {org}:…;
+ * - the Batch API's state, <prefix>b:* and <prefix>bq:*, to its names under the namespace, so
+ *   batches running at the upgrade go on: records, lines, segments, lists and queues (a stream
+ *   keeps its consumer group) renamed, then the open and active sets spread into each
+ *   organization's and the work index;
+ * - the one usage stream ROOT usage split into each organization's ROOT {org}:usage.
+ * Each move is atomic (migrate-layout.lua, or RENAMENX), so authz replicas migrating at once
+ * count nothing twice, and an interrupted migration picks up where it stopped. Grant records and
+ * buckets are not moved: they expire within minutes. One Redis (or Sentinel's primary) only: a
+ * cluster never held the old layout.
  */
 import { readFileSync } from 'node:fs';
 import { accessKeys } from '../../../contract/access-records.js';
