@@ -2,8 +2,8 @@
  * Organizations and API keys as Redis holds them: the records, their hash encodings and their
  * key names. admin writes them; authz reads them on every Check (store/lookup-key.lua reads the
  * same two hashes in one round trip, deriving the organization's key name from the prefix as
- * `org` below does). Every key starts with REDIS_KEY_PREFIX; organization ids never contain ':'
- * so keys cannot collide. An organization's hash may hold more fields, which admin owns (its
+ * `org` below does; contract/redis/batch.lua derives it too). Every key starts with
+ * REDIS_KEY_PREFIX; organization ids never contain ':', '{' or '}' so keys cannot collide. An organization's hash may hold more fields, which admin owns (its
  * display name, disabled state); authz reads only these.
  */
 
@@ -36,10 +36,14 @@ export function accessKeys(prefix: string) {
   return {
     /** Set: every organization id. */
     orgs: `${prefix}orgs`,
-    /** Hash: one organization (encodeOrg). */
-    org: (org: string) => `${prefix}org:${org}`,
-    /** Set: the organization's key ids. */
-    orgKeys: (org: string) => `${prefix}org:${org}:keys`,
+    /**
+     * Hash: one organization (encodeOrg). It carries the organization's hash tag, like its budget
+     * and its settlement and batch state, so the batch admission (contract/redis/batch.lua) reads
+     * its `models` in the same slot on a Redis Cluster.
+     */
+    org: (org: string) => `${prefix}org:{${org}}`,
+    /** Set: the organization's key ids (tagged with it too). */
+    orgKeys: (org: string) => `${prefix}org:{${org}}:keys`,
     /** Hash: one key (encodeKey). */
     key: (id: string) => `${prefix}key:${id}`,
   };

@@ -1,37 +1,89 @@
 import { createHash } from 'node:crypto';
+import { accessKeys } from '../access-records.js';
 import { budgetKey } from '../budget.js';
+import { settlementRouteKey } from './settlement-keys.js';
 
 /**
- * The Redis keys of the Batch API's functions (contract/redis/batch.lua), shared by the embedder
- * (which calls them) and the tests, and the ACL rules that let the embedder's restricted user
- * run them. Every batch key of an organization carries the `{org}` hash tag; organization ids
- * hold none of `{`, `}` or `:`. The functions read two records authz owns, read-only: the
- * organization (its `models`) and its budget (`monthly_tokens`, `hard_stop`); their names are
- * authz's layout, checked against it by test/batch/batch-api.test.ts. The grant record, the
- * usage stream, its counters and the month's budget counter are the settlement's, under its
- * secret namespace (settlement-keys.ts): the functions derive them, the embedder names none.
+ * The Batch API's Redis layout (contract/redis/batch.lua; docs/batch.md, "Shared state"). Like the
+ * settlement's, all of it lives under the secret namespace ROOT = `<prefix><NS>:` that the
+ * embedder never learns: the embedder calls the functions by name with one declared key, a
+ * routing key, and arguments (organization, batch id, segment, entry id), and the functions
+ * derive every key from them. Two kinds of call:
+ * - per organization, routed by the settlement's `<prefix>route:{<org>}`: every key they touch
+ *   carries the `{<org>}` hash tag (the batch state, the settlement's grant record, usage and
+ *   month counter, and two records admin owns and the admission reads: the organization's
+ *   `models` and its budget), so on a Redis Cluster each runs on the organization's primary;
+ * - on the global work index (which organizations have work, least-served first, and which have
+ *   batches not yet ended, soonest expiry first), routed by batchIndexRouteKey: its keys carry
+ *   the fixed tag `{:batch}`, which no organization can have (ids hold no `:`).
+ * No call spans both, so the protocol between them (docs/batch.md) is correct without
+ * cross-slot atomicity.
  */
-/** The batch functions' key names under `prefix`. */
-export function batchKeys(prefix: string) {
-  const record = (org: string, batch: string) => `${prefix}b:{${org}}:${batch}`;
+
+/** The hash tag of the global work index: not an organization id (those hold no `:`). */
+const INDEX_TAG = ':batch';
+
+/** The key the index functions declare (never written): a Redis Cluster routes them by it. */
+export const batchIndexRouteKey = (prefix: string): string => `${prefix}route:{${INDEX_TAG}}`;
+
+/** The key a per-organization batch call declares: the settlement's routing key. */
+export const batchRouteKey = (prefix: string, org: string): string => settlementRouteKey(prefix, org);
+
+/**
+ * The batch functions' key names under `prefix` and namespace `ns` (for full users: authz,
+ * tests; batch.lua derives the same names). T = ROOT{<org>}:, I = ROOT{:batch}:.
+ */
+export function batchKeys(prefix: string, ns: string) {
+  const root = `${prefix}${ns}:`;
+  const tagged = (org: string) => `${root}{${org}}:`;
+  const record = (org: string, batch: string) => `${tagged(org)}batch:${batch}`;
+  const index = `${root}{${INDEX_TAG}}:`;
   return {
-    recordPrefix: `${prefix}b:`,
+    /** T batch:<id>: hash of status, times, counts, ids, key, model. */
     record,
+    /** T batch:<id>:l: line -> a:<tokens> admitted, u:<tokens> recorded, f:<code> failed, r:<tokens> refunded. */
     lines: (org: string, batch: string) => `${record(org, batch)}:l`,
+    /** T batch:<id>:s: segment -> done | skip. */
     segments: (org: string, batch: string) => `${record(org, batch)}:s`,
-    index: (org: string) => `${prefix}b:{${org}}:index`,
-    queuePrefix: `${prefix}bq:`,
-    stream: (org: string) => `${prefix}bq:${org}`,
-    active: `${prefix}bq:active`,
-    open: `${prefix}bq:open`,
-    /** authz's records, read by the admission check. */
-    org: (org: string) => `${prefix}org:${org}`,
+    /** T batches: zset of the organization's batches by creation (ms). */
+    list: (org: string) => `${tagged(org)}batches`,
+    /** T bq: stream of {b, s} segment references; consumer group 'w'. */
+    stream: (org: string) => `${tagged(org)}bq`,
+    /** T bopen: zset of the organization's batches not yet ended, by expiry (ms). */
+    open: (org: string) => `${tagged(org)}bopen`,
+    /** T bsealed: the highest index version a sweep found the organization idle at (docs/batch.md). */
+    sealed: (org: string) => `${tagged(org)}bsealed`,
+    /** I active: zset of organizations with queued work, by segments served. */
+    active: `${index}active`,
+    /** I open: zset of organizations with batches not yet ended, by their soonest expiry (ms). */
+    expiring: `${index}open`,
+    /** I ver: hash of organization -> index version (bumped by every enlist). */
+    versions: `${index}ver`,
+    /** I seq: the counter index versions are drawn from. */
+    seq: `${index}seq`,
+    /** admin's records, read by the admission check (HGET only). */
+    org: (org: string) => accessKeys(prefix).org(org),
     budget: (org: string) => budgetKey(prefix, org),
   };
 }
 
-const WRITE = ['open', 'claim', 'heartbeat', 'admit', 'commit', 'cancel', 'expire', 'finish', 'fail'] as const;
-const READ = ['get', 'list', 'unfinished'] as const;
+const WRITE = [
+  'open',
+  'take',
+  'heartbeat',
+  'admit',
+  'commit',
+  'cancel',
+  'expire',
+  'finish',
+  'fail',
+  'unfinished',
+  'enlist',
+  'served',
+  'retire',
+  'reschedule',
+] as const;
+const READ = ['get', 'list', 'candidates', 'expiring'] as const;
 
 /** The batch functions' names for `prefix` (tagged like the settlement's: settlement-keys.ts). */
 export function batchFunctionNames(prefix: string) {
@@ -49,23 +101,14 @@ export function batchFunctionNames(prefix: string) {
 }
 
 /**
- * The rules the embedder's user needs besides the settlement's (appended to them): the batch
- * keys with exactly the commands batch.lua runs on them, and read-only access to the
- * organization and budget records the admission check reads. `glob` is the escaped prefix.
+ * What batch.lua's functions need besides the settlement's rules (settlementAclRules puts the
+ * functions in its routing-key selector): the commands they run on namespace keys (`nsGlob`,
+ * escaped `<prefix><NS>:*`), and HGET on admin's organization and budget records (`glob`, the
+ * escaped prefix), which the admission reads. No key outside the namespace is writable.
  */
-export function batchAclRules(glob: string): string[] {
-  const batch = `~${glob}b:*`;
-  const queue = `~${glob}bq:*`;
-  const readOnly = [`%R~${glob}org:*`, `%R~${glob}budget:*`];
-  // The organization and budget keys are declared to FCALL (which needs them at the top level);
-  // the only command any selector allows on them is HGET, so they stay read-only.
+export function batchAclRules(glob: string, nsGlob: string): string[] {
   return [
-    batch,
-    queue,
-    `~${glob}org:*`,
-    `~${glob}budget:*`,
-    `(+hget +hset +hsetnx +hincrby +hgetall +pexpire +zadd +zrange +zrem ${batch})`,
-    `(+xadd +xgroup|create +xreadgroup +xautoclaim +xclaim +xack +xpending +xtrim +zadd +zrange +zrem +zincrby ${queue})`,
-    `(+hget ${readOnly.join(' ')})`,
+    `(+hsetnx +hdel +zadd +zrange +zrem +zscore +zincrby +incr +exists +xgroup|create +xreadgroup +xautoclaim +xclaim +xack +xpending +xtrim ~${nsGlob})`,
+    `(+hget %R~${glob}org:{*} %R~${glob}budget:{*})`,
   ];
 }

@@ -113,14 +113,16 @@ export function settlementAclRules(prefix: string, ns: string, password: string)
     '+cluster|info',
     ...[names.admit, names.record, names.refund, names.void, ...batch.write].map((fn) => `+fcall|${fn}`),
     ...[names.status, ...batch.read].map((fn) => `+fcall_ro|${fn}`),
-    // The routing key the settlement functions declare (settlementRouteKey): FCALL of them only,
-    // on it (a selector, so no other command may name it); the functions never touch it.
-    `(${[names.admit, names.record, names.refund, names.void].map((fn) => `+fcall|${fn}`).join(' ')} +fcall_ro|${names.status} ~${glob}route:*)`,
+    // The routing keys the functions declare (settlementRouteKey, and the batch index's
+    // batchIndexRouteKey): FCALL of them only, on them (a selector, so no other command may name
+    // one); the functions never touch them.
+    `(${[names.admit, names.record, names.refund, names.void, ...batch.write].map((fn) => `+fcall|${fn}`).join(' ')} ${[names.status, ...batch.read].map((fn) => `+fcall_ro|${fn}`).join(' ')} ~${glob}route:*)`,
     // Inside the functions: Redis's clock, and (a selector, so no other key pattern gets them)
     // their commands on the namespace's keys.
     '+time',
     `(+get +set +incrby +pexpire +hget +hmget +hgetall +hset +hincrby +xadd +xdel ~${glob}${ns}:*)`,
-    // The Batch API's functions (batch.lua) run as the same user.
-    ...batchAclRules(glob),
+    // The Batch API's functions (batch.lua) run as the same user: more commands on the
+    // namespace's keys, and HGET of the organization and budget records their admission reads.
+    ...batchAclRules(glob, `${glob}${ns}:*`),
   ];
 }

@@ -23,6 +23,8 @@ import { parseKeyRing } from '../../embedder/src/batch/sealing.js';
 import { batchLineExecutor } from '../../embedder/src/http/batch-line.js';
 import { parseJsonBody } from '../../embedder/src/http/json-body.js';
 import { openBatchStore } from '../../embedder/src/settlement/batch-store.js';
+import { batchKeys } from '../../contract/redis/batch-keys.js';
+import { settlementNsKey } from '../../contract/redis/settlement-keys.js';
 import { ensureTestModel, startTestEmbedder, TEST_MODEL_ID, type TestEmbedder } from '../support/embedder-app.js';
 import { TEST_REDIS_URL } from '../support/redis-store.js';
 
@@ -158,18 +160,16 @@ describe('expiry and retention', () => {
       endpoint: '/v1/embeddings',
       completion_window: '24h',
     });
-    const key = `${embedder.authz.store.connection.keys.prefix}b:{test-org}:${created.id}`;
-    // Its 24-hour window, moved into the past (the record and the index of open batches).
+    const prefix = embedder.authz.store.connection.keys.prefix;
+    const keys = batchKeys(
+      prefix,
+      execFileSync('redis-cli', ['-u', TEST_REDIS_URL, 'GET', settlementNsKey(prefix)], { encoding: 'utf8' }).trim(),
+    );
+    // Its 24-hour window, moved into the past (the record, the organization's open batches and the index).
     const past = String(Date.now() - 1);
-    execFileSync('redis-cli', ['-u', TEST_REDIS_URL, 'HSET', key, 'expires_at', past]);
-    execFileSync('redis-cli', [
-      '-u',
-      TEST_REDIS_URL,
-      'ZADD',
-      `${embedder.authz.store.connection.keys.prefix}bq:open`,
-      past,
-      `test-org/${created.id}`,
-    ]);
+    execFileSync('redis-cli', ['-u', TEST_REDIS_URL, 'HSET', keys.record('test-org', created.id), 'expires_at', past]);
+    execFileSync('redis-cli', ['-u', TEST_REDIS_URL, 'ZADD', keys.open('test-org'), past, created.id]);
+    execFileSync('redis-cli', ['-u', TEST_REDIS_URL, 'ZADD', keys.expiring, past, 'test-org']);
     const finalizer = new Finalizer({ store, ring, files, queue, retentionSeconds: 3600 });
     await finalizer.sweep();
     expect((await batches.get('test-org', created.id)).status).toBe('expired');

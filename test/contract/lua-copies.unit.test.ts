@@ -36,6 +36,16 @@ describe("the settlement functions' copies", () => {
     expect(civilArithmetic('batch.lua')).toEqual(civilArithmetic('settlement.lua'));
   });
 
+  it('the routing key is read the same way in both libraries (the organization of <prefix>route:{<org>})', () => {
+    const orgOf = (file: string) => {
+      const source = readFileSync(join(repoRoot, 'contract/redis', file), 'utf8');
+      const m = /^local ROUTE = [^\n]*\nlocal function org_of\(keys\)\n[\s\S]*?\nend$/m.exec(source);
+      if (!m) throw new Error(`${file} has no org_of`);
+      return m[0];
+    };
+    expect(orgOf('batch.lua')).toEqual(orgOf('settlement.lua'));
+  });
+
   it("a grant's clock skew is contract/grant.ts's, in the settlement and in the batch functions", () => {
     expect(luaConstant('settlement.lua', 'SKEW_MS')).toBe(GRANT_CLOCK_SKEW_MS);
     expect(luaConstant('batch.lua', 'GRANT_SKEW_MS')).toBe(GRANT_CLOCK_SKEW_MS);

@@ -17,8 +17,8 @@ describe('organization and key records', () => {
     const keys = accessKeys('ctg:');
     expect([keys.orgs, keys.org('acme'), keys.orgKeys('acme'), keys.key('ABCDEFGHIJKL')]).toEqual([
       'ctg:orgs',
-      'ctg:org:acme',
-      'ctg:org:acme:keys',
+      'ctg:org:{acme}',
+      'ctg:org:{acme}:keys',
       'ctg:key:ABCDEFGHIJKL',
     ]);
   });

@@ -6,7 +6,11 @@
  * scripts of its own, authz's own check function, and the settlement functions with negative,
  * fractional or too large token counts, uids never issued or malformed, a uid used twice, an
  * expired grant, and other tokens than admitted. All are refused, and the usage stream, the
- * counters and the buckets hold exactly what the one legitimate request wrote.
+ * counters and the buckets hold exactly what the one legitimate request wrote. The Batch API's
+ * state is under the same namespace: a batch opened, claimed, admitted, committed and finished
+ * through the batch functions as this user works, while every raw command on every batch key it
+ * could name (the old `b:*`/`bq:*`, today's names under any namespace but the secret one it cannot
+ * read) and on the organization and budget records is refused, and nothing there changes.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -14,7 +18,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PERIOD_MS } from '../../contract/rate-period.js';
 import type { RedisStore } from '../../authz/src/store/redis.js';
 import { createStore } from '../../authz/src/store/redis.js';
-import { batchFunctionNames } from '../../contract/redis/batch-keys.js';
+import { accessKeys, encodeOrg } from '../../contract/access-records.js';
+import { budgetKey } from '../../contract/budget.js';
+import { batchFunctionNames, batchIndexRouteKey, batchKeys } from '../../contract/redis/batch-keys.js';
+import { openBatchStore } from '../../embedder/src/settlement/batch-store.js';
 import { settlementFunctionNames, type settlementKeys, settlementNsKey, settlementRouteKey } from '../../contract/redis/settlement-keys.js';
 import { openSettlementStore, type SettlementStore } from '../../embedder/src/settlement/store.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
@@ -237,7 +244,8 @@ describe("the embedder's Redis user", () => {
     expect(outcome(await attempt('FCALL', fn.admit, 0, grant.uid, 5, now, PERIOD_MS))).toBe(3);
     expect(outcome(await attempt('FCALL', fn.admit, 1, settlementRouteKey(prefix, 'other-org'), grant.uid, 5, now, PERIOD_MS))).toBe(3);
     expect(outcome(await attempt('FCALL', fn.admit, 1, `${prefix}route:{${ORG}}:x`, grant.uid, 5, now, PERIOD_MS))).toBe(3);
-    expect(outcome(await attempt('FCALL', fn.admit, 1, `${prefix}budget:{${ORG}}`, grant.uid, 5, now, PERIOD_MS))).toBe(3);
+    // A key that is not a routing key may not even be named to its functions.
+    expect(outcome(await attempt('FCALL', fn.admit, 1, `${prefix}budget:{${ORG}}`, grant.uid, 5, now, PERIOD_MS))).toMatch(/^ERR NOPERM/);
     expect(await snapshot()).toEqual(before);
     expect(outcome(await attempt('FCALL', fn.admit, 1, route, grant.uid, 5, now, PERIOD_MS))).toBe(0);
     expect(await attempt('FCALL', fn.refund, 1, route, grant.uid, now, PERIOD_MS)).toBe('1');
@@ -250,5 +258,155 @@ describe("the embedder's Redis user", () => {
     const reply = JSON.parse(await attempt('FCALL', fn.admit, 1, route, expired.uid, 1, Date.now(), PERIOD_MS)) as number[];
     expect(reply[0]).toBe(3);
     expect(await snapshot()).toEqual(before);
+  });
+});
+
+describe("the embedder's Redis user and the Batch API", () => {
+  const batchFn = batchFunctionNames(prefix).fn;
+  const BATCH = `batch_${randomBytes(6).toString('hex')}`;
+
+  /** The secret namespace (this test reads it as a full user; the embedder's user cannot). */
+  const secret = () => keys.root.slice(prefix.length, -1);
+
+  /**
+   * Every batch key of ORG's batch under namespace `ns`, the old names, and the records the
+   * admission reads. The secret namespace's own names are writable by whoever knows NS (Redis's
+   * ACL cannot tell a function's commands from the caller's): its secrecy is what the first
+   * tests of this file prove; here every name the user could know or guess is tried.
+   */
+  function batchTargets(ns: string): string[] {
+    const b = batchKeys(prefix, ns);
+    return [
+      b.record(ORG, BATCH),
+      b.lines(ORG, BATCH),
+      b.segments(ORG, BATCH),
+      b.list(ORG),
+      b.stream(ORG),
+      b.open(ORG),
+      b.sealed(ORG),
+      b.active,
+      b.expiring,
+      b.versions,
+      b.seq,
+      b.org(ORG),
+      b.budget(ORG),
+      accessKeys(prefix).orgKeys(ORG),
+      `${prefix}b:{${ORG}}:${BATCH}`,
+      `${prefix}b:{${ORG}}:${BATCH}:l`,
+      `${prefix}b:{${ORG}}:index`,
+      `${prefix}bq:${ORG}`,
+      `${prefix}bq:active`,
+      `${prefix}bq:open`,
+      batchIndexRouteKey(prefix),
+    ];
+  }
+
+  async function batchSnapshot(): Promise<Record<string, string>> {
+    const out: Record<string, string> = {};
+    for (const key of batchTargets(secret())) out[key] = (await admin.call('DUMP', key).then((v) => JSON.stringify(v))) as string;
+    return out;
+  }
+
+  it('runs a batch through the functions: opened, claimed, admitted, committed (usage exact), finished', async () => {
+    await admin.hset(
+      accessKeys(prefix).org(ORG),
+      encodeOrg({ id: ORG, endpoints: ['embeddings'], models: [MODEL], rpm: null, tpm: null, createdAt: 0 }),
+    );
+    const batches = openBatchStore({ url: TEST_REDIS_URL, username: user.username, password: user.password, prefix, timeoutMs: 2000 });
+    try {
+      for (let i = 0; i < 100; i += 1) {
+        if (
+          await batches.list(ORG, null, 1).then(
+            () => true,
+            () => false,
+          )
+        )
+          break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const grant = await issue();
+      const opened = await batches.open(
+        { ...grant, tpm: 1000 },
+        { id: BATCH, inputFileId: 'file-1', segments: 1, lines: 2, windowMs: 86_400_000, dataKeys: { output: 'o', error: 'e' } },
+      );
+      expect(opened).toEqual({ kind: 'opened', batchId: BATCH });
+      const task = await batches.claim('acl-worker', 60_000);
+      expect(task).toMatchObject({ org: ORG, batch: BATCH, segment: 0, task: 'run' });
+      expect(
+        await batches.admit(
+          ORG,
+          BATCH,
+          [
+            { line: 0, tokens: 4 },
+            { line: 1, tokens: 6 },
+          ],
+          Date.now(),
+        ),
+      ).toEqual(['admitted', 'admitted']);
+      // A line the batch does not have, or a malformed one, is not admitted.
+      expect(await batches.admit(ORG, BATCH, [{ line: 2, tokens: 1 }], Date.now())).toEqual(['stopped']);
+      const before = await snapshot();
+      const committed = await batches.record(
+        task!,
+        [
+          { line: 0, kind: 'embedded', tokens: 4 },
+          { line: 1, kind: 'embedded', tokens: 6 },
+        ],
+        Date.now(),
+      );
+      expect(committed).toEqual({ recorded: 2, failed: 0, ended: true });
+      const after = await snapshot();
+      expect(after.usage.length - before.usage.length).toBe(2);
+      expect(Number(after.daily.tokens) - Number(before.daily.tokens)).toBe(10);
+      expect(await batches.finish(ORG, BATCH, { output: 'out-1', error: '' }, 60_000)).toBe('completed');
+      expect(await batches.get(ORG, BATCH)).toMatchObject({ status: 'completed', completed: 2, outputFileId: 'out-1' });
+      // Nothing left: the next claim finds the organization idle and retires it from the index.
+      expect(await batches.claim('acl-worker', 60_000)).toBeNull();
+      expect(await admin.zscore(batchKeys(prefix, secret()).active, ORG)).toBeNull();
+    } finally {
+      batches.close();
+    }
+  });
+
+  it('cannot run a raw command on any batch key, the old ones, or the organization and budget records', async () => {
+    const before = await batchSnapshot();
+    for (const key of batchTargets(randomBytes(16).toString('hex'))) {
+      for (const command of [
+        ['HSET', key, 'status', 'in_progress'],
+        ['HINCRBY', key, 'completed', '5'],
+        ['HSETNX', key, 'x', '1'],
+        ['HDEL', key, 'status'],
+        ['XADD', key, '*', 'b', BATCH, 's', '0'],
+        ['XACK', key, 'w', '0-1'],
+        ['XGROUP', 'CREATE', key, 'evil', '0', 'MKSTREAM'],
+        ['ZADD', key, '0', ORG],
+        ['ZREM', key, ORG],
+        ['ZINCRBY', key, '-1000', ORG],
+        ['SET', key, '0'],
+        ['INCR', key],
+        ['PEXPIRE', key, '1'],
+        ['DEL', key],
+        ['GET', key],
+        ['HGETALL', key],
+        ['ZRANGE', key, '0', '-1'],
+        ['XRANGE', key, '-', '+'],
+      ]) {
+        expect(await attempt(...command), command.join(' ')).toMatch(/^ERR NOPERM/);
+      }
+    }
+    expect(await batchSnapshot()).toEqual(before);
+  });
+
+  it('refuses function calls whose arguments would steer a key: another route, a malformed batch id, a wrong index key', async () => {
+    const before = await batchSnapshot();
+    expect(await attempt('FCALL', batchFn.cancel, 1, route, '../x')).toBe('""');
+    expect(await attempt('FCALL', batchFn.cancel, 1, `${prefix}budget:{${ORG}}`, BATCH)).toMatch(/^ERR NOPERM/);
+    expect(await attempt('FCALL', batchFn.cancel, 1, settlementRouteKey(prefix, 'other-org'), BATCH)).toBe('""');
+    expect(await attempt('FCALL', batchFn.enlist, 1, route, ORG, 1)).toBe('0');
+    expect(await attempt('FCALL', batchFn.enlist, 1, batchIndexRouteKey(prefix), 'bad:org', 1)).toBe('0');
+    expect(await attempt('FCALL', batchFn.retire, 1, batchIndexRouteKey(prefix), ORG, '1', 'usage')).toBe('0');
+    expect(await attempt('FCALL', batchFn.heartbeat, 1, route, 'w', '*')).toBe('0');
+    expect(await batchSnapshot()).toEqual(before);
+    expect(budgetKey(prefix, ORG)).toBe(batchKeys(prefix, secret()).budget(ORG));
   });
 });

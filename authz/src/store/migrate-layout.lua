@@ -1,11 +1,57 @@
 -- Moves one key of the settlement's layout before organizations had a hash tag (issue 28) to its
 -- tagged name, atomically, so authz replicas migrating at once never count anything twice.
 -- One Redis only (the old layout never ran on a cluster). Identifiers and counts only.
--- KEYS[1] old key, KEYS[2] new key. ARGV[1] kind: 'month' (a counter: added to the new one),
+-- KEYS[1] old key, KEYS[2] new key. ARGV[1] kind: 'hash' (any key moved whole, a stream with its
+-- consumer groups too: renamed, unless one was written under the new name since, which stays),
+-- 'set' (merged into the new one), 'zset' (merged, the lower score kept), 'batch-open' (the
+-- Batch API's 'org/batch' by expiry: each batch into ARGV[2] {org}:bopen and its organization
+-- into the work index's open set KEYS[2], with a version), 'batch-active' (organizations by
+-- segments served into the work index KEYS[2], with a version; ARGV[3] the index's key start), 'month' (a counter: added to the new one),
 -- 'daily' (a hash of counters: added field by field), 'usage' (the one stream of every
 -- organization: up to ARGV[2] entries moved to their organization's stream under ARGV[3], the
 -- namespace root, keeping their ids while that stream has none later). Returns what is left.
 local old, new, kind = KEYS[1], KEYS[2], ARGV[1]
+if kind == 'hash' then
+  if redis.call('EXISTS', new) == 0 and redis.call('EXISTS', old) == 1 then
+    redis.call('RENAME', old, new)
+  else
+    redis.call('DEL', old)
+  end
+  return 0
+end
+if kind == 'zset' then
+  if redis.call('EXISTS', old) == 1 then redis.call('ZUNIONSTORE', new, 2, new, old, 'AGGREGATE', 'MIN') end
+  redis.call('DEL', old)
+  return 0
+end
+if kind == 'batch-open' or kind == 'batch-active' then
+  local index = ARGV[3]
+  local entries = redis.call('ZRANGE', old, 0, -1, 'WITHSCORES')
+  for i = 1, #entries, 2 do
+    local member, score = entries[i], entries[i + 1]
+    local org = member
+    if kind == 'batch-open' then
+      local batch
+      org, batch = string.match(member, '^([^/]+)/(.+)$')
+      if org then
+        redis.call('ZADD', ARGV[2] .. '{' .. org .. '}:bopen', score, batch)
+        redis.call('ZADD', new, 'LT', score, org)
+      end
+    else
+      redis.call('ZADD', new, 'NX', score, org)
+    end
+    if org and redis.call('HEXISTS', index .. 'ver', org) == 0 then
+      redis.call('HSET', index .. 'ver', org, redis.call('INCR', index .. 'seq'))
+    end
+  end
+  redis.call('DEL', old)
+  return 0
+end
+if kind == 'set' then
+  if redis.call('EXISTS', old) == 1 then redis.call('SUNIONSTORE', new, new, old) end
+  redis.call('DEL', old)
+  return 0
+end
 if kind == 'month' then
   local v = redis.call('GET', old)
   if v then

@@ -5,11 +5,16 @@
  * `BatchQueue`, the durable queue of segment references every replica claims work from, with
  * the batch records' lifecycle. Commands are bounded like the settlement's; faults throw
  * SettlementUnavailableError, refusals are values.
+ *
+ * It names no key: each call declares a routing key, the organization's (batchRouteKey) or the
+ * global work index's (batchIndexRouteKey), and the functions derive the rest under the secret
+ * namespace. No call spans an organization and the index, so on a Redis Cluster each runs on one
+ * primary; the order of the calls below is the protocol docs/batch.md ("Shared state") argues.
  */
 import type { Redis } from 'ioredis';
 import type { GrantClaims } from '../../../contract/grant.js';
 import { openRedis, type RedisTarget } from '../../../contract/redis-target.js';
-import { batchFunctionNames, batchKeys } from '../../../contract/redis/batch-keys.js';
+import { batchFunctionNames, batchIndexRouteKey, batchRouteKey } from '../../../contract/redis/batch-keys.js';
 import { SettlementUnavailableError } from './store.js';
 
 /** A batch as Redis keeps it: identifiers, times (ms), counts; never text. */
@@ -144,10 +149,16 @@ function decodeRecord(flat: readonly string[]): BatchRecord | null {
   };
 }
 
+/** How many times an open enlists again when a sweeper sealed the organization meanwhile (rare: it needs a sweep in between). */
+const OPEN_TRIES = 5;
+/** Organizations the claim looks at per call, least served first. */
+const CANDIDATES = 16;
+
 /** Opens the batch store on its own connection; it reconnects by itself. */
 export function openBatchStore(options: BatchStoreOptions): BatchSettlement & BatchQueue & { close(): void } {
-  const keys = batchKeys(options.prefix);
   const fn = batchFunctionNames(options.prefix).fn;
+  const route = (org: string) => batchRouteKey(options.prefix, org);
+  const index = batchIndexRouteKey(options.prefix);
   const redis: Redis = openRedis(options, {
     commandTimeout: options.timeoutMs,
     connectTimeout: Math.max(1000, options.timeoutMs),
@@ -156,78 +167,104 @@ export function openBatchStore(options: BatchStoreOptions): BatchSettlement & Ba
     retryStrategy: (times) => Math.min(50 * times, 1000),
   });
   redis.on('error', () => undefined);
-  const call = async (command: 'FCALL' | 'FCALL_RO', name: string, keyNames: string[], args: Array<string | number>): Promise<unknown> => {
+  const call = async (command: 'FCALL' | 'FCALL_RO', name: string, key: string, args: Array<string | number>): Promise<unknown> => {
     try {
-      return await redis.call(command, name, keyNames.length, ...keyNames, ...args);
+      return await redis.call(command, name, 1, key, ...args);
     } catch (error) {
       throw new SettlementUnavailableError(error);
     }
   };
-  const recordKeys = (org: string, batch: string) => [keys.record(org, batch), keys.lines(org, batch), keys.segments(org, batch)];
+  /** Flat (org, …, version) rows of an index reply, `width` values before the version. */
+  const rows = (flat: readonly string[], width: number) => {
+    const out: string[][] = [];
+    for (let i = 0; i + width < flat.length; i += width + 1) out.push(flat.slice(i, i + width + 1));
+    return out;
+  };
 
   return {
     async open(grant, batch) {
-      // The organization, key and model are the grant record's (authz wrote it at Check).
-      const reply = (await call(
-        'FCALL',
-        fn.open,
-        [keys.record(grant.org, batch.id)],
-        [grant.uid, batch.id, batch.inputFileId, batch.segments, batch.lines, batch.windowMs, batch.dataKeys.output, batch.dataKeys.error],
-      )) as [number, string];
-      const kind = (['opened', 'reopened', 'expired', 'used'] as const)[Number(reply[0])] ?? 'used';
-      return kind === 'opened' || kind === 'reopened' ? { kind, batchId: reply[1] } : { kind };
+      // The organization joins the index first (a crash after it leaves only an entry a sweep
+      // retires); the organization, key and model are the grant record's (authz wrote it at Check).
+      for (let attempt = 0; attempt < OPEN_TRIES; attempt += 1) {
+        const version = Number(await call('FCALL', fn.enlist, index, [grant.org, Date.now() + batch.windowMs]));
+        const reply = (await call('FCALL', fn.open, route(grant.org), [
+          grant.uid,
+          batch.id,
+          batch.inputFileId,
+          batch.segments,
+          batch.lines,
+          batch.windowMs,
+          batch.dataKeys.output,
+          batch.dataKeys.error,
+          version,
+        ])) as [number, string];
+        if (Number(reply[0]) === 4) continue;
+        const kind = (['opened', 'reopened', 'expired', 'used'] as const)[Number(reply[0])] ?? 'used';
+        return kind === 'opened' || kind === 'reopened' ? { kind, batchId: reply[1] } : { kind };
+      }
+      throw new SettlementUnavailableError(new Error('the batch index kept changing while the batch was opened'));
     },
     async admit(org, batch, lines) {
-      const reply = (await call(
-        'FCALL',
-        fn.admit,
-        [keys.record(org, batch), keys.lines(org, batch), keys.org(org), keys.budget(org)],
-        lines.flatMap((l) => [l.line, l.tokens]),
-      )) as number[];
+      const reply = (await call('FCALL', fn.admit, route(org), [batch, ...lines.flatMap((l) => [l.line, l.tokens])])) as number[];
       return reply.map((code) => ADMISSIONS[Number(code)] ?? 'stopped');
     },
     async record(task, outcomes) {
       const args = outcomes.flatMap((o) => (o.kind === 'embedded' ? [o.line, 'u', o.tokens] : [o.line, 'f', o.code]));
-      const reply = (await call(
-        'FCALL',
-        fn.commit,
-        [...recordKeys(task.org, task.batch), keys.stream(task.org)],
-        [task.segment, task.entryId, ...args],
-      )) as number[];
+      const reply = (await call('FCALL', fn.commit, route(task.org), [task.batch, task.segment, task.entryId, ...args])) as number[];
       return { recorded: Number(reply[0]), failed: Number(reply[1]), ended: Number(reply[2]) === 1 };
     },
     async finish(org, batch, files, keepMs) {
-      return String(await call('FCALL', fn.finish, [...recordKeys(org, batch), keys.open], [org, files.output, files.error, keepMs]));
+      return String(await call('FCALL', fn.finish, route(org), [batch, files.output, files.error, keepMs]));
     },
     async get(org, batch) {
-      return decodeRecord((await call('FCALL_RO', fn.get, [keys.record(org, batch)], [])) as string[]);
+      return decodeRecord((await call('FCALL_RO', fn.get, route(org), [batch])) as string[]);
     },
     async claim(consumer, leaseMs) {
-      const reply = (await call('FCALL', fn.claim, [keys.active], [consumer, leaseMs, keys.queuePrefix, keys.recordPrefix])) as string[];
-      if (reply.length < 5) return null;
-      const [org, batch, segment, entryId, task] = reply as [string, string, string, string, 'run' | 'finalize'];
-      return { org, batch, segment: Number(segment), entryId, task };
+      // Candidates from the index, then a claim in each organization's own slot; an organization
+      // found idle is retired only if no enlist came since its version was read.
+      const candidates = rows((await call('FCALL_RO', fn.candidates, index, [CANDIDATES])) as string[], 1);
+      for (const [org, version] of candidates as Array<[string, string]>) {
+        const reply = (await call('FCALL', fn.take, route(org), [consumer, leaseMs, version])) as string[];
+        if (reply[0] === 'idle') {
+          await call('FCALL', fn.retire, index, [org, version, 'active']);
+          continue;
+        }
+        if (reply.length < 4) continue;
+        const [batch, segment, entryId, task] = reply as [string, string, string, 'run' | 'finalize'];
+        if (task === 'run') await call('FCALL', fn.served, index, [org]);
+        return { org, batch, segment: Number(segment), entryId, task };
+      }
+      return null;
     },
     async heartbeat(task, consumer) {
-      return Number(await call('FCALL', fn.heartbeat, [keys.stream(task.org)], [consumer, task.entryId])) > 0;
+      return Number(await call('FCALL', fn.heartbeat, route(task.org), [consumer, task.entryId])) > 0;
     },
-    cancel: async (org, batch) => String(await call('FCALL', fn.cancel, [keys.record(org, batch)], [])),
-    expire: async (org, batch) => String(await call('FCALL', fn.expire, [keys.record(org, batch)], [])),
-    fail: async (org, batch, code) => String(await call('FCALL', fn.fail, [keys.record(org, batch)], [code])),
+    cancel: async (org, batch) => String(await call('FCALL', fn.cancel, route(org), [batch])),
+    expire: async (org, batch) => String(await call('FCALL', fn.expire, route(org), [batch])),
+    fail: async (org, batch, code) => String(await call('FCALL', fn.fail, route(org), [batch, code])),
     async list(org, before, limit) {
-      const flat = (await call('FCALL_RO', fn.list, [keys.index(org)], [before === null ? '+inf' : before, limit])) as string[];
+      const flat = (await call('FCALL_RO', fn.list, route(org), [before === null ? '+inf' : before, limit])) as string[];
       const out: Array<{ id: string; createdAt: number }> = [];
       for (let i = 0; i + 1 < flat.length; i += 2) out.push({ id: flat[i]!, createdAt: Number(flat[i + 1]) });
       return out;
     },
     async unfinished(limit) {
-      const flat = (await call('FCALL_RO', fn.unfinished, [keys.open], [limit])) as string[];
+      // Organizations soonest to expire first, then each one's batches in its own slot; one with
+      // none left is retired from the open index (compare-and-delete, as the claim's), one with
+      // some is rescheduled at its soonest expiry.
       const out: Array<{ org: string; batch: string; expiresAt: number }> = [];
-      for (let i = 0; i + 1 < flat.length; i += 2) {
-        const [org, batch] = flat[i]!.split('/') as [string, string];
-        out.push({ org, batch, expiresAt: Number(flat[i + 1]) });
+      const orgs = rows((await call('FCALL_RO', fn.expiring, index, [limit])) as string[], 2);
+      for (const [org, , version] of orgs as Array<[string, string, string]>) {
+        if (out.length >= limit) break;
+        const flat = (await call('FCALL', fn.unfinished, route(org), [limit - out.length, version])) as string[];
+        if (flat.length === 0) {
+          await call('FCALL', fn.retire, index, [org, version, 'open']);
+          continue;
+        }
+        await call('FCALL', fn.reschedule, index, [org, flat[1]!]);
+        for (let i = 0; i + 1 < flat.length; i += 2) out.push({ org, batch: flat[i]!, expiresAt: Number(flat[i + 1]) });
       }
-      return out;
+      return out.sort((a, b) => a.expiresAt - b.expiresAt);
     },
     close: () => redis.disconnect(),
   };
