@@ -37,6 +37,17 @@ function crashingOps(base: AdminDeps) {
   return createOperations({ ...base, journal: new ChangeJournal(base.audit, store) });
 }
 
+/**
+ * A journal whose check before recording passes: as if another administrator's change landed
+ * between that check and the apply.
+ */
+function racingJournal(base: AdminDeps): ChangeJournal {
+  const store = new ChangeStore(connection);
+  const check = store.check.bind(store);
+  store.check = async (change, seq) => (seq === 0 ? { state: 'apply' } : check(change, seq));
+  return new ChangeJournal(base.audit, store);
+}
+
 beforeAll(async () => {
   redis = new Redis(TEST_REDIS_URL);
 });
@@ -106,21 +117,22 @@ describe('admin writes: the journal', () => {
     expect(await ops.auditVerify()).toMatchObject({ ok: true });
   });
 
-  it('records a change to an organization changed since it was read as failed, applying none of it', async () => {
+  it('refuses a change to an organization changed since it was read; one overtaken after recording is recorded as failed', async () => {
     const ops = createOperations(deps);
     await ops.createOrg({ id: 'raced' }, who);
     const stale = (await deps.orgs.getOrg('raced'))!;
     await ops.updateOrg('raced', { rpm: 5 }, who);
-    // A second administrator's change, computed from what it read before the first was applied.
-    await expect(
-      deps.journal.apply(
-        { ...who, action: 'org.update', target: 'org:raced', detail: { name: 'Stale' } },
-        deps.orgs.saveOrgChange({ ...stale, name: 'Stale' }, stale.version ?? 0),
-      ),
-    ).rejects.toThrow(/changed while this change was made/);
+    const staleChange = () => deps.orgs.saveOrgChange({ ...stale, name: 'Stale' }, stale.version ?? 0);
+    const event = { ...who, action: 'org.update', target: 'org:raced', detail: { name: 'Stale' } };
+    const before = (await deps.audit.head()).seq;
+    // Found stale before it is recorded: refused, nothing recorded.
+    await expect(deps.journal.apply(event, staleChange())).rejects.toThrow(/changed since it was read/);
+    expect((await deps.audit.head()).seq).toBe(before);
+    // Overtaken after it is recorded: refused, a `.failed` record follows, none of it applied.
+    await expect(racingJournal(deps).apply(event, staleChange())).rejects.toThrow(/changed while this change was made/);
     expect(await ops.showOrg('raced')).toMatchObject({ name: '', rpm: 5 });
     const [failed, recorded] = await deps.audit.recent(2);
-    expect(recorded).toMatchObject({ action: 'org.update', detail: { name: 'Stale' } });
+    expect(recorded).toMatchObject({ seq: before + 1, action: 'org.update', detail: { name: 'Stale' } });
     expect(failed).toMatchObject({ action: 'org.update.failed', target: 'org:raced', detail: { change: recorded!.seq } });
     expect(await redis.hlen(auditKeys(settings.redisKeyPrefix).journal)).toBe(0);
     expect(await ops.auditVerify()).toMatchObject({ ok: true });

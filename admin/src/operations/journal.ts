@@ -37,11 +37,14 @@ export class ChangeJournal {
 
   /**
    * Records `event`, then applies `change`; returns the record. Refused (conflict, nothing
-   * recorded) while another change to one of its entities is still being applied; refused
-   * (conflict, followed by a `.failed` record) when an entity changed since it was read.
+   * recorded) when an entity is no longer as read, or while another change to one of its
+   * entities is still being applied; refused (conflict, followed by a `.failed` record) when an
+   * entity changed between that check and the apply.
    */
   async apply(event: AuditEvent, change: Change): Promise<AuditRecord> {
     if ((await this.audit.openChanges()) > 0) await this.recover();
+    if ((await this.changes.check(change, 0)).state === 'conflict')
+      throw new AdminError('conflict', `${event.target} was changed since it was read; try again`);
     const entry: JournalEntry = {
       actor: event.actor,
       from: event.from,
