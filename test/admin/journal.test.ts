@@ -81,7 +81,9 @@ describe('admin writes: the journal', () => {
   it('completes a change interrupted after its audit record on the next start, once', async () => {
     const ops = createOperations(deps);
     await ops.createOrg({ id: 'clinic', name: 'Clinic' }, who);
-    await expect(crashingOps(deps).updateOrg('clinic', { name: 'Renamed', rpm: 7 }, who)).rejects.toThrow(/crashed/);
+    await expect(crashingOps(deps).updateOrg('clinic', { name: 'Renamed', rpm: 7 }, who)).rejects.toThrow(
+      /the change is recorded \(audit record \d+\) and will be applied .*crashed/,
+    );
     // Recorded, not applied: the record is the newest, the organization unchanged, the entry open.
     const [record] = await deps.audit.recent(1);
     expect(record).toMatchObject({ action: 'org.update', target: 'org:clinic', detail: { name: 'Renamed', rpm: 7 } });

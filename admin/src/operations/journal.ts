@@ -11,6 +11,7 @@
 import type { AuditEvent, AuditRecord } from '../audit/chain.js';
 import type { AuditLog } from '../audit/log.js';
 import type { Change, ChangeStore } from '../store/changes.js';
+import { StoreUnavailableError } from '../../../contract/redis-connection.js';
 import { AdminError } from './errors.js';
 
 /** A journal entry as stored: who and what (for the follow-up record), the entities it holds, the change. */
@@ -42,9 +43,6 @@ export class ChangeJournal {
    * entity changed between that check and the apply.
    */
   async apply(event: AuditEvent, change: Change): Promise<AuditRecord> {
-    if ((await this.audit.openChanges()) > 0) await this.recover();
-    if ((await this.changes.check(change, 0)).state === 'conflict')
-      throw new AdminError('conflict', `${event.target} was changed since it was read; try again`);
     const entry: JournalEntry = {
       actor: event.actor,
       from: event.from,
@@ -53,16 +51,27 @@ export class ChangeJournal {
       entities: [...new Set(change.guards.map((guard) => guard.key))],
       change,
     };
-    let record = await this.audit.journal(event, JSON.stringify(entry));
-    if (record === 'busy') {
-      // Another change to one of these entities is open: complete it (it may be a crash's), then try once more.
-      await this.recover();
-      record = await this.audit.journal(event, JSON.stringify(entry));
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      // An open change (almost always none) is completed first: it may be a crash's, and one of
+      // its entities may be this change's.
+      if ((await this.audit.openChanges()) > 0) await this.recover();
+      if ((await this.changes.check(change, 0)).state === 'conflict')
+        throw new AdminError('conflict', `${event.target} was changed since it was read; try again`);
+      const record = await this.audit.journal(event, JSON.stringify(entry));
+      if (record === 'busy') continue;
+      let applied: boolean;
+      try {
+        applied = await this.settle(record.seq, entry);
+      } catch (error) {
+        // Recorded, not (wholly) applied: the next recovery completes it; the reply says so.
+        throw new StoreUnavailableError(
+          `the change is recorded (audit record ${record.seq}) and will be applied when Redis answers again (${error instanceof Error ? error.message : String(error)})`,
+        );
+      }
+      if (!applied) throw new AdminError('conflict', `${event.target} changed while this change was made; try again`);
+      return record;
     }
-    if (record === 'busy') throw new AdminError('conflict', `another change to ${event.target} is being applied; try again`);
-    if (!(await this.settle(record.seq, entry)))
-      throw new AdminError('conflict', `${event.target} changed while this change was made; try again`);
-    return record;
+    throw new AdminError('conflict', `another change to ${event.target} is being applied; try again`);
   }
 
   /**
