@@ -73,9 +73,9 @@ export class ChangeStore {
   }
 
   /**
-   * Applies the operations, one MULTI per hash slot (the guarded entities' slots first), and
+   * Applies the operations, one script per hash slot (the guarded entities' slots first), and
    * stamps each guarded entity that stays with `seq`. Idempotent: after a crash part-way, the
-   * whole change is applied again. A slot's MULTI is atomic; the change as a whole is not.
+   * whole change is applied again. A slot's share is atomic; the change as a whole is not.
    */
   async apply(change: Change, seq: number): Promise<void> {
     const stamps: ChangeOp[] = change.guards
