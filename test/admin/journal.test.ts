@@ -5,7 +5,9 @@
  * crash would leave it) is completed by the next process's recovery, exactly once; a change
  * whose organization was changed after it was read is refused with a `.failed` record, nothing
  * applied; a second change to an entity with an open change is refused until that one is
- * completed; the old audit keys are moved to the tagged ones; the chain verifies throughout.
+ * completed; two admin processes changing one organization at once never mix two changes (each
+ * is applied whole or refused); the old audit keys are moved to the tagged ones; the chain
+ * verifies throughout.
  * test/e2e/cluster-admin.test.ts runs the same protocol on a Redis Cluster.
  */
 import { mkdtempSync } from 'node:fs';
@@ -138,6 +140,33 @@ describe('admin writes: the journal', () => {
     expect(failed).toMatchObject({ action: 'org.update.failed', target: 'org:raced', detail: { change: recorded!.seq } });
     expect(await redis.hlen(auditKeys(settings.redisKeyPrefix).journal)).toBe(0);
     expect(await ops.auditVerify()).toMatchObject({ ok: true });
+  });
+
+  it('two admin processes changing one organization at once: each change applied whole or refused, the last applied stands', async () => {
+    const ops = createOperations(deps);
+    await ops.createOrg({ id: 'shared' }, who);
+    const other = openAdminDeps(settings);
+    await other.connection.ready();
+    try {
+      const opsB = createOperations(other.deps);
+      const results = await Promise.allSettled(
+        Array.from({ length: 12 }, (_, i) => (i % 2 === 0 ? ops : opsB).updateOrg('shared', { rpm: i + 1, name: `v${i + 1}` }, who)),
+      );
+      for (const result of results)
+        if (result.status === 'rejected') expect(String(result.reason)).toMatch(/conflict|changed|being applied|try again/);
+      const records = (await deps.audit.recent(100)).reverse().filter((r) => r.target === 'org:shared');
+      const failed = new Set(records.filter((r) => r.action === 'org.update.failed').map((r) => r.detail.change));
+      const applied = records.filter((r) => r.action === 'org.update' && !failed.has(r.seq));
+      expect(applied.length).toBe(results.filter((r) => r.status === 'fulfilled').length);
+      expect(applied.length).toBeGreaterThan(0);
+      // Never one change's name with another's rpm: the organization is the last applied change, whole.
+      const last = applied.at(-1)!;
+      expect(await deps.orgs.getOrg('shared')).toMatchObject({ name: last.detail.name, rpm: last.detail.rpm, version: last.seq });
+      expect(await redis.hlen(auditKeys(settings.redisKeyPrefix).journal)).toBe(0);
+      expect(await ops.auditVerify()).toMatchObject({ ok: true });
+    } finally {
+      await other.connection.close();
+    }
   });
 
   it('creates, disables, enables and deletes organizations with keys and administrators, every change recorded once', async () => {
