@@ -53,11 +53,13 @@ async function main(): Promise<void> {
       : app.log.warn(reload, 'secret file refused; the values held stay'),
   );
   await app.listen({ host: config.adminHost, port: config.adminPort });
-  if (recovered.completed + recovered.failed > 0) app.log.warn({ event: 'changes_recovered', ...recovered }, 'completed changes left open');
+  if (recovered.completed + recovered.failed + recovered.stuck > 0)
+    app.log.warn({ event: 'changes_recovered', ...recovered }, 'completed changes left open');
   const recovering = setInterval(() => {
     deps.journal.recover().then(
       (found) => {
-        if (found.completed + found.failed > 0) app.log.warn({ event: 'changes_recovered', ...found }, 'completed changes left open');
+        if (found.completed + found.failed + found.stuck > 0)
+          app.log.warn({ event: 'changes_recovered', ...found }, 'completed changes left open');
       },
       (error: unknown) => app.log.error({ event: 'changes_recovery_failed', err: error }, 'could not complete the open changes'),
     );

@@ -96,8 +96,8 @@ describe('admin writes: the journal', () => {
     const next = openAdminDeps(settings);
     await next.connection.ready();
     try {
-      expect(await next.deps.journal.recover()).toEqual({ completed: 1, failed: 0 });
-      expect(await next.deps.journal.recover()).toEqual({ completed: 0, failed: 0 });
+      expect(await next.deps.journal.recover()).toEqual({ completed: 1, failed: 0, stuck: 0 });
+      expect(await next.deps.journal.recover()).toEqual({ completed: 0, failed: 0, stuck: 0 });
     } finally {
       await next.connection.close();
     }
@@ -139,6 +139,22 @@ describe('admin writes: the journal', () => {
     expect(recorded).toMatchObject({ seq: before + 1, action: 'org.update', detail: { name: 'Stale' } });
     expect(failed).toMatchObject({ action: 'org.update.failed', target: 'org:raced', detail: { change: recorded!.seq } });
     expect(await redis.hlen(auditKeys(settings.redisKeyPrefix).journal)).toBe(0);
+    expect(await ops.auditVerify()).toMatchObject({ ok: true });
+  });
+
+  it('closes a journal entry it cannot read with a failure record, and goes on', async () => {
+    const ops = createOperations(deps);
+    const keys = auditKeys(settings.redisKeyPrefix);
+    await ops.createOrg({ id: 'after-garbage' }, who);
+    await redis.hset(keys.journal, '999', 'not a change');
+    await redis.hset(keys.busy, `${settings.redisKeyPrefix}org:elsewhere`, '999');
+    await ops.updateOrg('after-garbage', { rpm: 4 }, who);
+    expect((await deps.audit.recent(2)).map((r) => [r.action, r.detail.change ?? null])).toEqual([
+      ['org.update', null],
+      ['change.failed', 999],
+    ]);
+    expect(await redis.hlen(keys.journal)).toBe(0);
+    expect(await redis.hlen(keys.busy)).toBe(0);
     expect(await ops.auditVerify()).toMatchObject({ ok: true });
   });
 

@@ -266,7 +266,7 @@ describe('admin on a Redis Cluster', () => {
     const next = openAdminDeps(settings);
     await next.connection.ready();
     try {
-      expect(await next.deps.journal.recover()).toEqual({ completed: 1, failed: 0 });
+      expect(await next.deps.journal.recover()).toEqual({ completed: 1, failed: 0, stuck: 0 });
     } finally {
       await next.connection.close();
     }

@@ -24,10 +24,11 @@ interface JournalEntry {
   readonly change: Change;
 }
 
-/** What recover did with the changes it found open. */
+/** What recover did with the changes it found open: applied, closed as failed, left open. */
 export interface Recovered {
   readonly completed: number;
   readonly failed: number;
+  readonly stuck: number;
 }
 
 export class ChangeJournal {
@@ -77,25 +78,27 @@ export class ChangeJournal {
   /**
    * Completes every open change, oldest first: applies it (again: applying is idempotent) and
    * closes it, or closes it with a `.failed` record when its entities moved on. A change another
-   * process is applying at the same moment is applied twice, harmlessly, and closed once.
+   * process is applying at the same moment is applied twice, harmlessly, and closed once. One
+   * that cannot be applied now (Redis gone, a write Redis refuses) stays open and is counted
+   * `stuck`: only changes to its entities wait for it (they are refused as busy).
    */
   async recover(): Promise<Recovered> {
-    let completed = 0;
-    let failed = 0;
+    const counts = { completed: 0, failed: 0, stuck: 0 };
     for (const [seq, raw] of await this.audit.openEntries()) {
       const entry = parseEntry(raw);
-      if (entry && (await this.settle(seq, entry))) completed += 1;
-      else {
+      try {
         if (!entry)
           await this.fail(
             seq,
             { actor: 'system', from: 'journal', action: 'change', target: 'unknown' },
             'its journal entry is unreadable',
           );
-        failed += 1;
+        counts[entry && (await this.settle(seq, entry)) ? 'completed' : 'failed'] += 1;
+      } catch {
+        counts.stuck += 1;
       }
     }
-    return { completed, failed };
+    return counts;
   }
 
   /** Applies and closes the change `seq`; false when it was closed as failed instead. */

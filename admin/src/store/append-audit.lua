@@ -33,9 +33,7 @@ if mode == 'journal' then
     if redis.call('HEXISTS', KEYS[4], entity) == 1 then return 'busy' end
   end
 elseif mode == 'failed' then
-  local entry = redis.call('HGET', KEYS[3], ARGV[7])
-  if not entry then return 'resolved' end
-  entities = cjson.decode(entry).entities
+  if redis.call('HEXISTS', KEYS[3], ARGV[7]) == 0 then return 'resolved' end
 elseif mode ~= 'plain' then
   return redis.error_reply('unknown mode')
 end
@@ -48,8 +46,10 @@ if mode == 'journal' then
   for _, entity in ipairs(entities) do redis.call('HSET', KEYS[4], entity, ARGV[2]) end
 elseif mode == 'failed' then
   redis.call('HDEL', KEYS[3], ARGV[7])
-  for _, entity in ipairs(entities) do
-    if redis.call('HGET', KEYS[4], entity) == ARGV[7] then redis.call('HDEL', KEYS[4], entity) end
+  -- Frees the entities marked with its seq (the busy hash holds only open changes' entities).
+  local busy = redis.call('HGETALL', KEYS[4])
+  for i = 1, #busy, 2 do
+    if busy[i + 1] == ARGV[7] then redis.call('HDEL', KEYS[4], busy[i]) end
   end
 end
 return id
