@@ -134,14 +134,6 @@ export class RedisConnection<R extends Redis = Redis> {
     return isCluster(this.redis);
   }
 
-  /**
-   * Throws before a write that would be followed by others in other slots (admin's records and
-   * its audit append are not grouped by slot yet): on a cluster, refuse rather than half-write.
-   */
-  refuseOnCluster(what: string): void {
-    if (this.clustered) throw new Error(`${what} is not supported on a Redis Cluster yet (docs/settlement.md, "Redis Cluster")`);
-  }
-
   /** The keys matching `pattern` (of `type` when given) on every primary: SCAN, node by node in a cluster. */
   async scanAll(pattern: string, type?: string): Promise<string[]> {
     const out: string[] = [];

@@ -162,7 +162,7 @@ export function connectionFor(redis: Redis, key: string): Redis | null {
 }
 
 /** A key's Redis Cluster slot: CRC16 (XMODEM) of its hash tag, or of the whole key, mod 16384. */
-function keySlot(key: string): number {
+export function keySlot(key: string): number {
   const bytes = Buffer.from(key);
   const open = bytes.indexOf(0x7b);
   const close = open >= 0 ? bytes.indexOf(0x7d, open + 1) : -1;

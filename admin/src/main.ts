@@ -2,7 +2,9 @@
  * Starts the admin listener (console + admin API) on ADMIN_HOST:ADMIN_PORT, loopback by
  * default, in its own process: never behind the public gateway port. A bad setting stops it
  * with the variable named. With ADMIN_TOKEN_FILE, that token is registered as a token of the
- * owner ADMIN_BOOTSTRAP_NAME first (how `make console` gets its first administrator).
+ * owner ADMIN_BOOTSTRAP_NAME first (how `make console` gets its first administrator). Changes
+ * a crash left recorded but not applied are completed at start and every RECOVER_EVERY_MS
+ * (operations/journal.ts).
  */
 import { hostname } from 'node:os';
 import { ConfigError, loadAdminConfig, type AdminConfig } from './config.js';
@@ -10,6 +12,8 @@ import { buildAdminServer } from './http/server.js';
 import { openAdminDeps } from './operations/deps.js';
 import { createOperations } from './operations/operations.js';
 import { watchSecrets } from '../../contract/secrets.js';
+
+const RECOVER_EVERY_MS = 30_000;
 
 function configOrExit(): AdminConfig {
   try {
@@ -26,6 +30,7 @@ async function main(): Promise<void> {
   const { deps, connection } = openAdminDeps(config);
   const ops = createOperations(deps);
   await connection.ready();
+  const recovered = await deps.journal.recover();
   const bootstrap =
     config.bootstrapToken === null
       ? null
@@ -48,6 +53,18 @@ async function main(): Promise<void> {
       : app.log.warn(reload, 'secret file refused; the values held stay'),
   );
   await app.listen({ host: config.adminHost, port: config.adminPort });
+  if (recovered.completed + recovered.failed + recovered.stuck > 0)
+    app.log.warn({ event: 'changes_recovered', ...recovered }, 'completed changes left open');
+  const recovering = setInterval(() => {
+    deps.journal.recover().then(
+      (found) => {
+        if (found.completed + found.failed + found.stuck > 0)
+          app.log.warn({ event: 'changes_recovered', ...found }, 'completed changes left open');
+      },
+      (error: unknown) => app.log.error({ event: 'changes_recovery_failed', err: error }, 'could not complete the open changes'),
+    );
+  }, RECOVER_EVERY_MS);
+  recovering.unref();
   if (bootstrap === 'revoked') {
     app.log.warn(
       { event: 'bootstrap_token_revoked' },
@@ -61,6 +78,7 @@ async function main(): Promise<void> {
     );
   }
   const shutdown = (): void => {
+    clearInterval(recovering);
     void app
       .close()
       .then(() => connection.close())

@@ -819,7 +819,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["AdminProblem"];
             };
         };
-        /** @description `conflict`: the organization exists already, or the key is not active. */
+        /** @description `conflict`: the organization exists already, or the key is not active; or a record the change writes was changed by another change since it was read, or is being changed (try again; docs/console.md, "How a change is made"). */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -828,7 +828,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["AdminProblem"];
             };
         };
-        /** @description `store_unavailable`: Redis did not answer in time; retry. */
+        /** @description `store_unavailable`: Redis did not answer in time; retry. A change whose audit record was written says so: it is applied when Redis answers again. */
         Unavailable: {
             headers: {
                 "retry-after"?: number;
@@ -1043,6 +1043,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateAdmin: {
@@ -1080,6 +1081,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     createAdminToken: {
@@ -1114,6 +1116,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     revokeAdminToken: {
@@ -1147,6 +1151,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listOrgs: {
@@ -1264,6 +1270,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     updateOrg: {
@@ -1297,6 +1304,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1391,6 +1399,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     listKeys: {
@@ -1458,6 +1468,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1523,6 +1534,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     enableOrg: {
@@ -1552,6 +1564,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            503: components["responses"]["Unavailable"];
         };
     };
     getUsageAcrossOrgs: {
@@ -1628,6 +1641,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             503: components["responses"]["Unavailable"];
         };
     };
@@ -1657,6 +1671,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             503: components["responses"]["Unavailable"];
         };
     };

@@ -17,6 +17,7 @@ import { verifyExportFile } from '../../admin/src/audit/export-file.js';
 import { publicKeyFromPem, signerFromSecret } from '../../admin/src/audit/signing.js';
 import { openAdminDeps, type AdminDeps } from '../../admin/src/operations/deps.js';
 import { createOperations, type Operations } from '../../admin/src/operations/operations.js';
+import { auditKeys } from '../../admin/src/store/audit.js';
 import type { Connection } from '../../admin/src/store/connection.js';
 import { TEST_MODEL, TEST_SECRET } from '../support/grpc-authz.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
@@ -211,15 +212,15 @@ describe("the auditor's offline check", () => {
     const redis = new Redis(TEST_REDIS_URL);
     try {
       const saved = {
-        stream: await redis.dumpBuffer(`${prefix}audit`),
-        head: await redis.dumpBuffer(`${prefix}audit:head`),
+        stream: await redis.dumpBuffer(auditKeys(prefix).stream),
+        head: await redis.dumpBuffer(auditKeys(prefix).head),
         anchor: readFileSync(anchorFile, 'utf8'),
       };
       await ops.createOrg({ id: 'audited-1' }, who);
       await exportTo('before.jsonl');
       // Someone who can write Redis and the checkpoint file puts both back, then work goes on.
-      await redis.restore(`${prefix}audit`, 0, saved.stream!, 'REPLACE');
-      await redis.restore(`${prefix}audit:head`, 0, saved.head!, 'REPLACE');
+      await redis.restore(auditKeys(prefix).stream, 0, saved.stream!, 'REPLACE');
+      await redis.restore(auditKeys(prefix).head, 0, saved.head!, 'REPLACE');
       writeFileSync(anchorFile, saved.anchor);
       expect(await ops.auditVerify()).toMatchObject({ ok: true });
       await exportTo('short.jsonl');

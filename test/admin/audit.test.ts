@@ -20,6 +20,7 @@ import { canonical, chain, GENESIS_HASH, recordStatement, type AuditEvent, type 
 import { signerFromSecret, type AuditSigner } from '../../admin/src/audit/signing.js';
 import { verifyChain } from '../../admin/src/audit/verify.js';
 import { openAdminDeps, type AdminDeps } from '../../admin/src/operations/deps.js';
+import { auditKeys } from '../../admin/src/store/audit.js';
 import type { Connection } from '../../admin/src/store/connection.js';
 import { TEST_MODEL, TEST_SECRET } from '../support/grpc-authz.js';
 import { TEST_REDIS_URL, testPrefix } from '../support/redis-store.js';
@@ -183,8 +184,8 @@ describe('audit trail in Redis, checkpointed to a file', () => {
   const prefix = testPrefix();
   const dir = mkdtempSync(join(tmpdir(), 'audit-anchor-'));
   const anchorFile = join(dir, 'anchor.jsonl');
-  const stream = `${prefix}audit`;
-  const headKey = `${prefix}audit:head`;
+  const stream = auditKeys(prefix).stream;
+  const headKey = auditKeys(prefix).head;
   const settings = {
     modelId: TEST_MODEL,
     defaultRpm: 600,

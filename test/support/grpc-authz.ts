@@ -78,11 +78,18 @@ export interface StartOptions {
   readonly waitForRedis?: boolean;
   /** Measure Checks, store commands, usage writes and key lookups here. */
   readonly metrics?: AuthzMetrics;
+  /** A Redis Cluster's seed nodes (config.redisUrl then gives only the user and password). */
+  readonly clusterNodes?: ReadonlyArray<{ readonly host: string; readonly port: number }>;
 }
 
 /** Starts an authz server with its own Redis connection and connects clients to it. */
 export async function startAuthz(config: AuthzConfig, options: StartOptions = {}): Promise<RunningAuthz> {
-  const store = createStore({ url: config.redisUrl, prefix: config.redisKeyPrefix, timeoutMs: config.redisTimeoutMs });
+  const store = createStore({
+    url: config.redisUrl,
+    prefix: config.redisKeyPrefix,
+    timeoutMs: config.redisTimeoutMs,
+    ...(options.clusterNodes ? { clusterNodes: options.clusterNodes } : {}),
+  });
   if (options.waitForRedis !== false) await store.ready();
   const server = createServer({
     config,

@@ -1,12 +1,13 @@
 /**
- * Writing and checking the audit trail: every admin operation calls `record` after its change
- * is stored. A record is timed by Redis's clock (never earlier than the head's), chained,
- * signed with the trail's key, appended to Redis, then checkpointed outside Redis (anchor.ts).
- * A record that cannot be written or checkpointed fails the operation's reply (the change itself
- * is already made), so an operator is never told "done" for an unaudited action.
+ * Writing and checking the audit trail. A change to the records is recorded before it is applied
+ * (`journal`, through audit/journal.ts); a record of something else (a sign-in, a refusal, an
+ * export) with `record`. A record is timed by Redis's clock (never earlier than the head's),
+ * chained, signed with the trail's key, appended to Redis, then checkpointed outside Redis
+ * (anchor.ts). A record that cannot be written or checkpointed fails the operation's reply, so
+ * an operator is never told "done" for an unaudited action.
  */
 import type { KeyObject } from 'node:crypto';
-import type { AuditStore } from '../store/audit.js';
+import type { AppendMode, AuditStore } from '../store/audit.js';
 import type { AuditAnchor } from './anchor.js';
 import { chain, GENESIS_HASH, recordStatement, type AuditEvent, type AuditRecord, type ChainHead } from './chain.js';
 import type { AuditSigner } from './signing.js';
@@ -78,13 +79,32 @@ export class AuditLog {
   }
 
   /** Chains and appends one event (after this process's earlier ones); returns the stored record. */
-  record(event: AuditEvent): Promise<AuditRecord> {
-    const appended = this.queue.then(() => this.append(event));
+  async record(event: AuditEvent): Promise<AuditRecord> {
+    return (await this.enqueue(event, { mode: 'plain' })) as AuditRecord;
+  }
+
+  /**
+   * Appends the record of a change about to be applied with its journal entry (JSON with the
+   * `entities` it changes), atomically; 'busy' (nothing appended) while a change to one of those
+   * entities is not yet applied.
+   */
+  async journal(event: AuditEvent, entry: string): Promise<AuditRecord | 'busy'> {
+    return (await this.enqueue(event, { mode: 'journal', entry })) as AuditRecord | 'busy';
+  }
+
+  /** Appends the record that the journalled change `seq` was not applied, closing it; null when it was closed already. */
+  async recordFailure(event: AuditEvent, seq: number): Promise<AuditRecord | null> {
+    const result = await this.enqueue(event, { mode: 'failed', seq });
+    return result === 'resolved' ? null : (result as AuditRecord);
+  }
+
+  private enqueue(event: AuditEvent, how: AppendMode): Promise<AuditRecord | 'busy' | 'resolved'> {
+    const appended = this.queue.then(() => this.append(event, how));
     this.queue = appended.catch(() => undefined);
     return appended;
   }
 
-  private async append(event: AuditEvent): Promise<AuditRecord> {
+  private async append(event: AuditEvent, how: AppendMode): Promise<AuditRecord | 'busy' | 'resolved'> {
     for (let attempt = 0; attempt < APPEND_ATTEMPTS; attempt += 1) {
       const { head, now } = await this.store.headAndTime();
       const after = head ?? { seq: 0, hash: GENESIS_HASH, atMs: 0 };
@@ -92,13 +112,29 @@ export class AuditLog {
       const atMs = Math.max(now, after.atMs);
       const chained = chain(event, after, atMs);
       const record: AuditRecord = { ...chained, sig: this.signer.sign(recordStatement(this.trail, chained.seq, chained.hash)) };
-      const result = await this.store.append(after.seq, { seq: record.seq, hash: record.hash, atMs, sig: record.sig }, encode(record));
+      const result = await this.store.append(after.seq, { seq: record.seq, hash: record.hash, atMs, sig: record.sig }, encode(record), how);
+      if (result === 'busy' || result === 'resolved') return result;
       if (result === 'appended') {
         await this.anchor.checkpoint(record);
         return record;
       }
     }
     throw new Error('the audit chain is too busy to append to; try again');
+  }
+
+  /** How many journalled changes are open (recorded, not yet known to be applied). */
+  openChanges(): Promise<number> {
+    return this.store.openChanges();
+  }
+
+  /** The open journal entries (JSON), by seq, oldest first. */
+  openEntries(): Promise<Map<number, string>> {
+    return this.store.journal();
+  }
+
+  /** Closes the journal entry of the applied change `seq`. */
+  async closeChange(seq: number): Promise<void> {
+    await this.store.close(seq);
   }
 
   /** The head as stored (seq 0 and the genesis hash before the first record). */

@@ -119,6 +119,8 @@ async function run(argv: string[]): Promise<number> {
     const opened = openAdminDeps(config);
     connection = opened.connection;
     await connection.ready();
+    // Changes a crashed admin left recorded but not applied are completed before anything is read.
+    await opened.deps.journal.recover();
     const ops = createOperations(opened.deps);
     const actor = await cliActor(ops, config.cliToken, { user: userInfo().username, host: hostname() });
     await checkRole(ops, actor, name, ROLES[name] ?? 'viewer');

@@ -6,6 +6,7 @@
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import type { AdminRecord, AdminTokenRecord } from '../store/administrators.js';
+import { combine } from '../store/changes.js';
 import type { AdminDeps, Who } from './deps.js';
 import { AdminError } from './errors.js';
 import * as rules from './rules.js';
@@ -71,8 +72,13 @@ export function adminOperations(deps: AdminDeps) {
     if (!admin || admin.disabled || !(rules.ROLES as readonly string[]).includes(admin.role)) return null;
     return { name: admin.name, role: admin.role as rules.Role };
   };
-  const addToken = async (admin: string, token: string, id: string, who: Who): Promise<boolean> =>
-    deps.admins.addToken(digest(token), { id, admin, createdAt: deps.now(), createdBy: who.actor, lastUsedAt: null });
+  const tokenRecord = (admin: string, id: string, who: Who): AdminTokenRecord => ({
+    id,
+    admin,
+    createdAt: deps.now(),
+    createdBy: who.actor,
+    lastUsedAt: null,
+  });
 
   return {
     /** Every administrator with their tokens' public facts. */
@@ -89,8 +95,11 @@ export function adminOperations(deps: AdminDeps) {
         createdBy: who.actor,
         disabled: false,
       };
-      if (!(await deps.admins.create(admin))) throw new AdminError('conflict', `administrator ${admin.name} already exists`);
-      await deps.audit.record({ ...who, action: 'admin.create', target: `admin:${admin.name}`, detail: { role: admin.role } });
+      if (await deps.admins.get(admin.name)) throw new AdminError('conflict', `administrator ${admin.name} already exists`);
+      await deps.journal.apply(
+        { ...who, action: 'admin.create', target: `admin:${admin.name}`, detail: { role: admin.role } },
+        deps.admins.createChange(admin),
+      );
       return view(admin);
     },
 
@@ -105,11 +114,13 @@ export function adminOperations(deps: AdminDeps) {
       if (wasActiveOwner && (role !== 'owner' || disabled) && (await activeOwners()) <= 1)
         throw new AdminError('conflict', `${admin.name} is the last active owner`);
       const updated = { ...admin, role, disabled };
-      await deps.admins.save(updated);
       const detail: Record<string, string | boolean> = {};
       if (input.role !== undefined) detail.role = role;
       if (input.disabled !== undefined) detail.disabled = disabled;
-      await deps.audit.record({ ...who, action: 'admin.update', target: `admin:${admin.name}`, detail });
+      await deps.journal.apply(
+        { ...who, action: 'admin.update', target: `admin:${admin.name}`, detail },
+        deps.admins.saveChange(updated, admin.version ?? 0),
+      );
       return view(updated);
     },
 
@@ -119,10 +130,13 @@ export function adminOperations(deps: AdminDeps) {
       for (let attempt = 0; attempt < MINT_ATTEMPTS; attempt += 1) {
         const id = randomBytes(TOKEN_ID_BYTES).toString('hex');
         const token = `ctga_${id}_${randomBytes(32).toString('base64url')}`;
-        if (await addToken(admin.name, token, id, who)) {
-          await deps.audit.record({ ...who, action: 'admin.token.create', target: `admin:${admin.name}`, detail: { token: id } });
-          return { admin: admin.name, id, token };
-        }
+        const hashed = digest(token);
+        if (await deps.admins.tokenTaken(hashed, id)) continue;
+        await deps.journal.apply(
+          { ...who, action: 'admin.token.create', target: `admin:${admin.name}`, detail: { token: id } },
+          deps.admins.addTokenChange(hashed, tokenRecord(admin.name, id, who), admin.version ?? 0),
+        );
+        return { admin: admin.name, id, token };
       }
       throw new Error('could not mint an unused token id');
     },
@@ -130,9 +144,12 @@ export function adminOperations(deps: AdminDeps) {
     /** Revokes one of an administrator's tokens. */
     async revokeAdminToken(name: unknown, id: unknown, who: Who): Promise<{ admin: string; id: string; revoked: true }> {
       const admin = await existing(name);
-      if (typeof id !== 'string' || !/^[0-9a-z-]{1,40}$/.test(id) || !(await deps.admins.revokeToken(admin.name, id, deps.now())))
-        throw new AdminError('not_found', `${admin.name} has no token ${String(id)}`);
-      await deps.audit.record({ ...who, action: 'admin.token.revoke', target: `admin:${admin.name}`, detail: { token: id } });
+      const hashed = typeof id === 'string' && /^[0-9a-z-]{1,40}$/.test(id) ? await deps.admins.digestOf(admin.name, id) : null;
+      if (typeof id !== 'string' || hashed === null) throw new AdminError('not_found', `${admin.name} has no token ${String(id)}`);
+      await deps.journal.apply(
+        { ...who, action: 'admin.token.revoke', target: `admin:${admin.name}`, detail: { token: id } },
+        deps.admins.revokeTokenChange(admin.name, id, hashed, admin.version ?? 0, deps.now()),
+      );
       return { admin: admin.name, id, revoked: true };
     },
 
@@ -175,11 +192,20 @@ export function adminOperations(deps: AdminDeps) {
         return 'revoked';
       }
       const admin = await deps.admins.get(owner);
-      if (!admin) await deps.admins.create({ name: owner, role: 'owner', createdAt: deps.now(), createdBy: who.actor, disabled: false });
-      else if (admin.role !== 'owner' || admin.disabled)
+      if (admin && (admin.role !== 'owner' || admin.disabled))
         throw new AdminError('conflict', `ADMIN_BOOTSTRAP_NAME ${owner} exists but is not an active owner`);
-      if (!(await addToken(owner, token, id, who))) throw new AdminError('conflict', `bootstrap token ${id} is already registered`);
-      await deps.audit.record({ ...who, action: 'admin.bootstrap', target: `admin:${owner}`, detail: { token: id, created: !admin } });
+      if (await deps.admins.tokenTaken(hashed, id)) throw new AdminError('conflict', `bootstrap token ${id} is already registered`);
+      const addToken = deps.admins.addTokenChange(hashed, tokenRecord(owner, id, who), admin ? (admin.version ?? 0) : 'absent');
+      const change = admin
+        ? addToken
+        : combine(
+            deps.admins.createChange({ name: owner, role: 'owner', createdAt: deps.now(), createdBy: who.actor, disabled: false }),
+            addToken,
+          );
+      await deps.journal.apply(
+        { ...who, action: 'admin.bootstrap', target: `admin:${owner}`, detail: { token: id, created: !admin } },
+        change,
+      );
       return 'registered';
     },
   };

@@ -55,15 +55,17 @@ export function budgetOperations(deps: AdminDeps) {
     async setBudget(orgInput: unknown, input: BudgetInput, who: Who): Promise<{ org: string; budget: BudgetView | null }> {
       const org = await existingOrg(deps, orgInput);
       const budget = parseBudget(input);
-      await deps.budgets.set(org.id, budget);
-      await deps.audit.record({
-        ...who,
-        action: 'org.budget',
-        target: `org:${org.id}`,
-        detail: budget
-          ? { monthlyTokens: budget.monthlyTokens, hardStop: budget.hardStop, alertPercents: budget.alertPercents.map(String) }
-          : { monthlyTokens: null },
-      });
+      await deps.journal.apply(
+        {
+          ...who,
+          action: 'org.budget',
+          target: `org:${org.id}`,
+          detail: budget
+            ? { monthlyTokens: budget.monthlyTokens, hardStop: budget.hardStop, alertPercents: budget.alertPercents.map(String) }
+            : { monthlyTokens: null },
+        },
+        deps.budgets.setChange(org.id, budget),
+      );
       return { org: org.id, budget: await viewOf(org.id, org.name) };
     },
 

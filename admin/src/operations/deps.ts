@@ -9,10 +9,12 @@ import { signerFromSecret } from '../audit/signing.js';
 import { AdministratorStore } from '../store/administrators.js';
 import { AuditStore } from '../store/audit.js';
 import { BudgetStore } from '../store/budgets.js';
+import { ChangeStore } from '../store/changes.js';
 import { openConnection, type Connection } from '../store/connection.js';
 import { OrgStore } from '../store/organizations.js';
 import { UsageReports } from '../store/reports.js';
 import { SessionStore } from '../store/sessions.js';
+import { ChangeJournal } from './journal.js';
 
 /** The settings the operations read: the access settings admin shares with authz. */
 export type CoreConfig = AccessSettings;
@@ -25,6 +27,8 @@ export interface AdminDeps {
   readonly budgets: BudgetStore;
   readonly reports: UsageReports;
   readonly audit: AuditLog;
+  /** Records, then applies, every change to the records (journal.ts). */
+  readonly journal: ChangeJournal;
   readonly now: () => number;
 }
 
@@ -80,6 +84,7 @@ export function openAdminDeps(config: OpenConfig, now: () => number = Date.now):
     budgets: new BudgetStore(connection),
     reports: new UsageReports(connection),
     audit,
+    journal: new ChangeJournal(audit, new ChangeStore(connection)),
     now,
   };
   return { deps, connection };

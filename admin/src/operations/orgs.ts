@@ -1,6 +1,7 @@
 /**
  * Organization operations of the admin core: create, change (name, models, endpoints, limit
- * overrides), show and list. Every change is audited with the fields it set.
+ * overrides), show and list. Every change is recorded with the fields it set, then applied
+ * (journal.ts), against the organization as read.
  */
 import type { OrgProfile } from '../store/organizations.js';
 import type { AdminDeps, Who } from './deps.js';
@@ -57,9 +58,12 @@ export function orgOperations(deps: AdminDeps) {
         createdAt: deps.now(),
         ...set,
       };
-      if (!(await deps.orgs.createOrg(org))) throw new AdminError('conflict', `organization ${id} already exists`);
+      if (await deps.orgs.getOrg(id)) throw new AdminError('conflict', `organization ${id} already exists`);
       const { name, models, endpoints, rpm, tpm } = org;
-      await deps.audit.record({ ...who, action: 'org.create', target: `org:${id}`, detail: { name, models, endpoints, rpm, tpm } });
+      await deps.journal.apply(
+        { ...who, action: 'org.create', target: `org:${id}`, detail: { name, models, endpoints, rpm, tpm } },
+        deps.orgs.createOrgChange(org),
+      );
       return view(org);
     },
 
@@ -70,8 +74,10 @@ export function orgOperations(deps: AdminDeps) {
       if (org.disabled && set.endpoints !== undefined)
         throw new AdminError('conflict', `organization ${org.id} is disabled; enable it before changing its endpoints`);
       const updated: OrgProfile = { ...org, ...set };
-      await deps.orgs.saveOrg(updated);
-      await deps.audit.record({ ...who, action: 'org.update', target: `org:${org.id}`, detail: set });
+      await deps.journal.apply(
+        { ...who, action: 'org.update', target: `org:${org.id}`, detail: set },
+        deps.orgs.saveOrgChange(updated, org.version ?? 0),
+      );
       return view(updated);
     },
 
@@ -80,8 +86,10 @@ export function orgOperations(deps: AdminDeps) {
       const org = await existingOrg(deps, id);
       if (org.disabled) throw new AdminError('conflict', `organization ${org.id} is already disabled`);
       const updated: OrgProfile = { ...org, endpoints: [], disabled: true, heldEndpoints: org.endpoints };
-      await deps.orgs.saveOrg(updated);
-      await deps.audit.record({ ...who, action: 'org.disable', target: `org:${org.id}`, detail: { endpoints: org.endpoints } });
+      await deps.journal.apply(
+        { ...who, action: 'org.disable', target: `org:${org.id}`, detail: { endpoints: org.endpoints } },
+        deps.orgs.saveOrgChange(updated, org.version ?? 0),
+      );
       return view(updated);
     },
 
@@ -90,8 +98,10 @@ export function orgOperations(deps: AdminDeps) {
       const org = await existingOrg(deps, id);
       if (!org.disabled) throw new AdminError('conflict', `organization ${org.id} is not disabled`);
       const updated: OrgProfile = { ...org, endpoints: org.heldEndpoints ?? [], disabled: false, heldEndpoints: [] };
-      await deps.orgs.saveOrg(updated);
-      await deps.audit.record({ ...who, action: 'org.enable', target: `org:${org.id}`, detail: { endpoints: updated.endpoints } });
+      await deps.journal.apply(
+        { ...who, action: 'org.enable', target: `org:${org.id}`, detail: { endpoints: updated.endpoints } },
+        deps.orgs.saveOrgChange(updated, org.version ?? 0),
+      );
       return view(updated);
     },
 
@@ -99,8 +109,12 @@ export function orgOperations(deps: AdminDeps) {
     async deleteOrg(id: unknown, who: Who): Promise<{ id: string; deleted: true; keys: number }> {
       const org = await existingOrg(deps, id);
       if (!org.disabled) throw new AdminError('conflict', `disable organization ${org.id} before deleting it`);
-      const keys = await deps.orgs.deleteOrg(org.id, deps.now());
-      await deps.audit.record({ ...who, action: 'org.delete', target: `org:${org.id}`, detail: { keys } });
+      const keyIds = await deps.orgs.keyIdsOf(org.id);
+      const keys = keyIds.length;
+      await deps.journal.apply(
+        { ...who, action: 'org.delete', target: `org:${org.id}`, detail: { keys } },
+        deps.orgs.deleteOrgChange(org.id, keyIds, org.version ?? 0, deps.now()),
+      );
       return { id: org.id, deleted: true, keys };
     },
 

@@ -2,9 +2,12 @@
  * Administrators and their tokens in Redis, under `<prefix>admin:`. A token is stored only as
  * its HMAC (the key-hash secret), and found by it: `admin:token:<digest>` names the
  * administrator; `admin:token-id:<id>` maps the token's public id back for revocation. Names
- * and roles are validated by the operations (operations/rules.ts), not here.
+ * and roles are validated by the operations (operations/rules.ts), not here. admin's operations
+ * change them through journalled changes (store/changes.ts) built here; the administrator's
+ * record is the entity each of its changes is checked against.
  */
 import type { RedisConnection } from '../../../contract/redis-connection.js';
+import { versionOf, type Change } from './changes.js';
 
 /** An administrator as stored. */
 export interface AdminRecord {
@@ -13,6 +16,8 @@ export interface AdminRecord {
   readonly createdAt: number;
   readonly createdBy: string;
   readonly disabled: boolean;
+  /** The audit seq of the change that last wrote it (0: none since versions began), as read. */
+  readonly version?: number;
 }
 
 /** A token's public facts (never the token or its digest). */
@@ -42,26 +47,87 @@ export class AdministratorStore {
     };
   }
 
-  /** Creates an administrator; false when the name is taken. */
-  async create(admin: AdminRecord): Promise<boolean> {
-    const { redis } = this.connection;
-    const created = await this.connection.guard(() => redis.hsetnx(this.k.user(admin.name), 'name', admin.name));
-    if (created === 0) return false;
-    await this.save(admin);
-    return true;
-  }
-
-  /** Writes an administrator record (whole). */
-  async save(admin: AdminRecord): Promise<void> {
-    const { redis } = this.connection;
-    const fields = {
+  private adminFields(admin: AdminRecord): Record<string, string> {
+    return {
       name: admin.name,
       role: admin.role,
       created_at: String(admin.createdAt),
       created_by: admin.createdBy,
       disabled: admin.disabled ? '1' : '0',
     };
-    await this.connection.guard(() => redis.multi().hset(this.k.user(admin.name), fields).sadd(this.k.users, admin.name).exec());
+  }
+
+  /** The change that creates an administrator (refused when the name is taken by then). */
+  createChange(admin: AdminRecord): Change {
+    return {
+      guards: [{ key: this.k.user(admin.name), expect: 'absent' }],
+      ops: [
+        { op: 'hset', key: this.k.user(admin.name), fields: this.adminFields(admin) },
+        { op: 'sadd', key: this.k.users, member: admin.name },
+      ],
+    };
+  }
+
+  /** The change that writes an administrator read at `version` (whole). */
+  saveChange(admin: AdminRecord, version: number): Change {
+    return {
+      guards: [{ key: this.k.user(admin.name), expect: version }],
+      ops: [
+        { op: 'hset', key: this.k.user(admin.name), fields: this.adminFields(admin) },
+        { op: 'sadd', key: this.k.users, member: admin.name },
+      ],
+    };
+  }
+
+  /**
+   * The change that stores a token of `token.admin` by its digest (the administrator read at
+   * `adminVersion`, or created by the same change: `absent`). Check tokenTaken first.
+   */
+  addTokenChange(digest: string, token: AdminTokenRecord, adminVersion: number | 'absent'): Change {
+    const fields = { id: token.id, admin: token.admin, created_at: String(token.createdAt), created_by: token.createdBy };
+    return {
+      guards: [
+        ...(adminVersion === 'absent' ? [] : [{ key: this.k.user(token.admin), expect: adminVersion }]),
+        { key: this.k.token(digest), expect: 'absent' },
+      ],
+      ops: [
+        { op: 'set', key: this.k.tokenId(token.id), value: digest },
+        { op: 'hset', key: this.k.token(digest), fields },
+        { op: 'sadd', key: this.k.userTokens(token.admin), member: token.id },
+      ],
+    };
+  }
+
+  /** True when a token with this digest or public id is stored. */
+  async tokenTaken(digest: string, id: string): Promise<boolean> {
+    const { redis } = this.connection;
+    const [byDigest, byId] = await Promise.all([
+      this.connection.guard(() => redis.exists(this.k.token(digest))),
+      this.connection.guard(() => redis.exists(this.k.tokenId(id))),
+    ]);
+    return byDigest === 1 || byId === 1;
+  }
+
+  /** The digest of the token with public id `id`, if administrator `name` holds it, else null. */
+  async digestOf(name: string, id: string): Promise<string | null> {
+    const { redis } = this.connection;
+    const digest = await this.connection.guard(() => redis.get(this.k.tokenId(id)));
+    if (!digest) return null;
+    const admin = await this.connection.guard(() => redis.hget(this.k.token(digest), 'admin'));
+    return admin === name ? digest : null;
+  }
+
+  /** The change that deletes the token `id` (digest `digest`) of `name`, read at `version`, remembering the digest as revoked at `now`. */
+  revokeTokenChange(name: string, id: string, digest: string, version: number, now: number): Change {
+    return {
+      guards: [{ key: this.k.user(name), expect: version }],
+      ops: [
+        { op: 'del', key: this.k.token(digest) },
+        { op: 'del', key: this.k.tokenId(id) },
+        { op: 'srem', key: this.k.userTokens(name), member: id },
+        { op: 'hset', key: this.k.revoked, fields: { [digest]: String(now) } },
+      ],
+    };
   }
 
   /** The administrator `name`, or null. */
@@ -75,6 +141,7 @@ export class AdministratorStore {
       createdAt: Number(hash.created_at ?? 0),
       createdBy: hash.created_by ?? '',
       disabled: hash.disabled === '1',
+      version: versionOf(hash),
     };
   }
 
@@ -89,23 +156,6 @@ export class AdministratorStore {
   async count(): Promise<number> {
     const { redis } = this.connection;
     return this.connection.guard(() => redis.scard(this.k.users));
-  }
-
-  /** Stores a token by its digest; false when that token or id is already stored. */
-  async addToken(digest: string, token: AdminTokenRecord): Promise<boolean> {
-    const { redis } = this.connection;
-    const claimed = await this.connection.guard(() => redis.set(this.k.tokenId(token.id), digest, 'NX'));
-    if (claimed !== 'OK') return false;
-    const fields = { id: token.id, admin: token.admin, created_at: String(token.createdAt), created_by: token.createdBy };
-    const set = await this.connection.guard(() => redis.hsetnx(this.k.token(digest), 'id', token.id));
-    if (set === 0) {
-      await this.connection.guard(() => redis.del(this.k.tokenId(token.id)));
-      return false;
-    }
-    await this.connection.guard(() =>
-      redis.multi().hset(this.k.token(digest), fields).sadd(this.k.userTokens(token.admin), token.id).exec(),
-    );
-    return true;
   }
 
   /** The token with this digest, its last use recorded (coarsely), or null. */
@@ -146,24 +196,6 @@ export class AdministratorStore {
     const digest = await this.connection.guard(() => redis.get(this.k.tokenId(id)));
     if (!digest) return null;
     return (await this.connection.guard(() => redis.hget(this.k.token(digest), 'admin'))) ?? null;
-  }
-
-  /** Deletes the token `id` of administrator `name`, remembering its digest as revoked at `now`; false when there is none. */
-  async revokeToken(name: string, id: string, now: number): Promise<boolean> {
-    const { redis } = this.connection;
-    const digest = await this.connection.guard(() => redis.get(this.k.tokenId(id)));
-    if (!digest) return false;
-    const hash = await this.connection.guard(() => redis.hgetall(this.k.token(digest)));
-    if (hash.admin !== name) return false;
-    await this.connection.guard(() =>
-      redis
-        .multi()
-        .del(this.k.token(digest), this.k.tokenId(id))
-        .srem(this.k.userTokens(name), id)
-        .hset(this.k.revoked, digest, String(now))
-        .exec(),
-    );
-    return true;
   }
 
   /** True when the token with this digest was revoked (it is never registered again, not even from a bootstrap file). */

@@ -1,6 +1,7 @@
 /**
  * admin's one Redis connection (contract/redis-connection.ts: every command bounded), shared by
- * its store modules: the only place its Lua script (the audit append) is registered, once.
+ * its store modules: the only place its Lua scripts (the audit trail's append, a change's
+ * apply and its journal entry's close, the trail's move to its tagged keys) are registered, once.
  */
 import { readFileSync } from 'node:fs';
 import type { Redis } from 'ioredis';
@@ -9,16 +10,23 @@ import type { RedisSettings } from '../../../contract/redis-target.js';
 
 /** The Lua scripts beside this file, as commands on the client. */
 export interface Scripts {
-  appendAudit(stream: string, head: string, ...args: string[]): Promise<string | null>;
+  appendAudit(stream: string, head: string, journal: string, busy: string, ...args: string[]): Promise<string | null>;
+  /** store/apply-change.lua: the number of keys, the keys, then the seq and the spec. */
+  applyChange(numberOfKeys: number, ...args: string[]): Promise<number>;
+  closeChange(journal: string, busy: string, seq: string): Promise<number>;
+  migrateAudit(oldStream: string, oldHead: string, stream: string, head: string): Promise<number>;
 }
 
-const APPEND_AUDIT = readFileSync(new URL('./append-audit.lua', import.meta.url), 'utf8');
+const lua = (name: string): string => readFileSync(new URL(`./${name}.lua`, import.meta.url), 'utf8');
 
 /** The bounded client with admin's script registered. */
 export class Connection extends RedisConnection<Redis & Scripts> {
   constructor(options: RedisSettings) {
     super(options);
-    this.redis.defineCommand('appendAudit', { numberOfKeys: 2, lua: APPEND_AUDIT });
+    this.redis.defineCommand('appendAudit', { numberOfKeys: 4, lua: lua('append-audit') });
+    this.redis.defineCommand('applyChange', { lua: lua('apply-change') });
+    this.redis.defineCommand('closeChange', { numberOfKeys: 2, lua: lua('close-change') });
+    this.redis.defineCommand('migrateAudit', { numberOfKeys: 4, lua: lua('migrate-audit') });
   }
 }
 

@@ -66,13 +66,15 @@ export class SessionStore {
   /** Counts one refusal for each of `subjects` in its current window; each one's count and its window's remaining ms. */
   async refusal(subjects: readonly string[], windowMs: number): Promise<Array<{ count: number; resetMs: number }>> {
     const { redis } = this.connection;
-    const multi = redis.multi();
-    for (const subject of subjects) {
-      const key = `${this.connection.prefix}admin:refusals:${subject}`;
-      multi.incr(key).pexpire(key, windowMs, 'NX').pttl(key);
-    }
-    const replies = ((await this.connection.guard(() => multi.exec())) ?? []) as Array<[unknown, number]>;
-    return subjects.map((_, i) => ({ count: Number(replies[3 * i]![1]), resetMs: Math.max(0, Number(replies[3 * i + 2]![1])) }));
+    // One MULTI per subject: each counter is its own key (its own slot on a Redis Cluster).
+    return Promise.all(
+      subjects.map(async (subject) => {
+        const key = `${this.connection.prefix}admin:refusals:${subject}`;
+        const replies = ((await this.connection.guard(() => redis.multi().incr(key).pexpire(key, windowMs, 'NX').pttl(key).exec())) ??
+          []) as Array<[unknown, number]>;
+        return { count: Number(replies[0]![1]), resetMs: Math.max(0, Number(replies[2]![1])) };
+      }),
+    );
   }
 
   /** Keeps an OpenID Connect sign-in's PKCE verifier, state and nonce until the provider redirects back. */
