@@ -83,7 +83,9 @@ function expectUsageExactOn(on: Stack, org: string, outcomes: Outcome[], inFligh
   for (const o of ok) expect(byId.get(o.requestId), `usage of 200 ${o.requestId}`).toEqual([o.tokens]);
   for (const [id, tokens] of byId) expect(tokens, `records of ${id}`).toHaveLength(1);
   const unanswered = [...byId.keys()].filter((id) => !ok.some((o) => o.requestId === id));
-  expect(unanswered.length).toBeLessThanOrEqual(inFlightAllowance);
+  // What the client got for each recorded request it did not see answered 200 (0: no answer).
+  const got = unanswered.map((id) => `${id}: ${outcomes.find((o) => o.requestId === id)?.status ?? 'never sent'}`);
+  expect(unanswered.length, got.join(', ')).toBeLessThanOrEqual(inFlightAllowance);
 }
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

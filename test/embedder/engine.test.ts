@@ -86,7 +86,7 @@ describe('with a small queue', () => {
     // Admitted although over the bound, because the queue was empty; one input a batch keeps it queued.
     const busy = post(
       embedder,
-      Array.from({ length: 200 }, (_, i) => `note ${i}`),
+      Array.from({ length: 1000 }, (_, i) => `note ${i}`),
     ).then((res) => res);
     // Read through the queue gauges, which proves they follow the batcher.
     await vi.waitFor(async () => {
