@@ -366,7 +366,8 @@ afterAll(() => {
 });
 
 /** Healthy hosts of an Envoy cluster, read from the gateway container's loopback-only admin. */
-function healthyHosts(cluster: string): number {
+/** Envoy's /clusters lines of `cluster` (what the host counts below are read from). */
+function clusterLines(cluster: string): string[] {
   const port = envOf('ctg-gateway-render-env').ENVOY_ADMIN_PORT;
   const out = podman([
     'exec',
@@ -375,7 +376,11 @@ function healthyHosts(cluster: string): number {
     '-c',
     `exec 3<>/dev/tcp/127.0.0.1/${port}; printf 'GET /clusters HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n' >&3; cat <&3`,
   ]);
-  return out.split('\n').filter((l) => l.startsWith(`${cluster}::`) && l.includes('::health_flags::healthy')).length;
+  return out.split('\n').filter((l) => l.startsWith(`${cluster}::`));
+}
+
+function healthyHosts(cluster: string): number {
+  return clusterLines(cluster).filter((l) => l.includes('::health_flags::healthy')).length;
 }
 
 const EMBED = JSON.stringify({ model: modelId, input: ['Patient denies chest pain.'] });
@@ -517,8 +522,9 @@ describe('the images, run as the staging overlay runs them', () => {
   });
 
   it('the gateway balances over every authz replica (headless Service, STRICT_DNS)', () => {
-    expect(healthyHosts('authz')).toBe(2);
-    expect(healthyHosts('embedder')).toBe(1);
+    const flags = (cluster: string) => clusterLines(cluster).filter((l) => /::(health_flags|hostname)::/.test(l)).join('\n');
+    expect(healthyHosts('authz'), flags('authz')).toBe(2);
+    expect(healthyHosts('embedder'), flags('embedder')).toBe(1);
   });
 
   it('a request straight to the embedder container, with forged identity headers, is refused', async () => {
