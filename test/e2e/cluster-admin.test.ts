@@ -11,13 +11,11 @@
  * recovery; a change computed from a stale read is closed with a `.failed` record, none of it
  * applied. Reads (budgets, usage, the audit trail) work there too.
  */
-import { execFile, execFileSync } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import type { FastifyInstance, InjectOptions } from 'fastify';
-import { Cluster } from 'ioredis';
+import type { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { accessKeys } from '../../contract/access-records.js';
 import { buildAdminServer } from '../../admin/src/http/server.js';
@@ -28,19 +26,18 @@ import { auditKeys } from '../../admin/src/store/audit.js';
 import { ChangeStore } from '../../admin/src/store/changes.js';
 import type { Connection } from '../../admin/src/store/connection.js';
 import { envoyCheck, startAuthz, testConfig, TEST_MODEL, TEST_SECRET, type RunningAuthz } from '../support/grpc-authz.js';
+import { primaryOfKey, startTestCluster, type TestCluster } from '../support/redis-cluster.js';
 import { testPrefix } from '../support/redis-store.js';
 import { repoRoot } from '../../contract/repo-root.js';
 
-// Ports 7300-7399 are this test's; a random three, so two runs on one machine rarely meet.
-const BASE = 7300 + 3 * randomInt(33);
-const PORTS = [0, 1, 2].map((i) => BASE + i);
-const NODES = PORTS.map((port) => ({ host: '127.0.0.1', port }));
-const SCRIPT = join(repoRoot, 'scripts/stack/redis-cluster.sh');
+// Ports 7300-7399 are this test's: three primaries.
 const prefix = testPrefix();
 const who = { actor: 'cli:test', from: 'cli@test' };
 
-let dir: string;
+let testCluster: TestCluster;
 let cluster: Cluster;
+let PORTS: readonly number[];
+let NODES: Array<{ host: string; port: number }>;
 let settings: OpenConfig;
 let deps: AdminDeps;
 let connection: Connection;
@@ -49,10 +46,9 @@ let authz: RunningAuthz;
 let token = '';
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ctg-cluster-admin-'));
-  execFileSync('bash', [SCRIPT, 'start', dir, ...PORTS.map(String)], { stdio: ['ignore', 'ignore', 'pipe'] });
-  cluster = new Cluster([NODES[0]!]);
-  await new Promise<void>((resolve) => cluster.once('ready', () => resolve()));
+  testCluster = await startTestCluster('cluster-admin', 7300, 3);
+  ({ client: cluster, ports: PORTS } = testCluster);
+  NODES = PORTS.map((port) => ({ host: '127.0.0.1', port }));
   settings = {
     modelId: TEST_MODEL,
     defaultRpm: 600,
@@ -64,7 +60,7 @@ beforeAll(async () => {
     redisKeyPrefix: prefix,
     redisTimeoutMs: 2000,
     auditSecret: 'cluster-admin-tests-audit-secret-0123456789',
-    auditAnchorFile: join(dir, 'anchor.jsonl'),
+    auditAnchorFile: join(testCluster.dir, 'anchor.jsonl'),
   };
   ({ deps, connection } = openAdminDeps(settings));
   await connection.ready();
@@ -88,11 +84,7 @@ afterAll(async () => {
   await app?.close();
   await authz?.stop();
   await connection?.close();
-  cluster?.disconnect();
-  if (dir) {
-    execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
-    rmSync(dir, { recursive: true, force: true });
-  }
+  testCluster?.stop();
 });
 
 /** One admin API call as the owner; the JSON reply, after checking its status. */
@@ -102,14 +94,7 @@ async function api(method: InjectOptions['method'], url: string, payload?: objec
   return response.body ? response.json() : null;
 }
 
-/** The port of the primary serving `key` (CLUSTER SLOTS). */
-async function primaryOf(key: string): Promise<number> {
-  const slot = Number(await cluster.call('CLUSTER', 'KEYSLOT', key));
-  const ranges = (await cluster.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, ...unknown[]]]>;
-  const range = ranges.find(([from, to]) => slot >= from && slot <= to);
-  if (!range) throw new Error(`slot ${slot} is not served`);
-  return Number(range[2][1]);
-}
+const primaryOf = (key: string) => primaryOfKey(cluster, key);
 
 /** Organization ids whose records fall on three different primaries. */
 async function orgsOnEveryPrimary(label: string): Promise<string[]> {

@@ -8,94 +8,55 @@
  * - the embedder's Redis user, on every node, is refused every raw command on every batch key it
  *   could name (the old `b:*`/`bq:*`, today's under a guessed namespace) and on the organization
  *   and budget records, while its batch functions answer through the cluster.
- * Organizations and keys are written straight to the cluster (admin's writes are not yet
- * cluster-ready: docs/settlement.md, "Redis Cluster").
+ * Organizations and keys are written straight to the cluster (admin's writes there are
+ * test/e2e/cluster-admin.test.ts's).
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes, randomInt } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessKeys, encodeKey, encodeOrg } from '../../contract/access-records.js';
-import { hashSecret, mintKey } from '../../contract/api-key.js';
+import { accessKeys } from '../../contract/access-records.js';
 import { batchFunctionNames, batchKeys } from '../../contract/redis/batch-keys.js';
 import { settlementKeys, settlementNsKey, settlementRouteKey } from '../../contract/redis/settlement-keys.js';
 import { waitFor } from '../support/process.js';
+import {
+  asEmbedderOn,
+  embedderUser,
+  orgOnAnotherPrimary as orgOnAnotherPrimaryOf,
+  primaryOfKey,
+  startTestCluster,
+  type TestCluster,
+} from '../support/redis-cluster.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
 
-// Ports 7200-7299 are this test's (cluster.test.ts has 7100-7199): a random six, three
-// primaries with a replica each.
-const BASE = 7200 + 6 * randomInt(16);
-const PORTS = [0, 1, 2, 3, 4, 5].map((i) => BASE + i);
-const NODES = PORTS.map((p) => `127.0.0.1:${p}`).join(',');
-const SCRIPT = join(repoRoot, 'scripts/stack/redis-cluster.sh');
+// Ports 7200-7299 are this test's (cluster.test.ts has 7100-7199): three primaries with a
+// replica each.
 const LINES = 12;
 
-let dir: string;
 let stack: Stack;
+let testCluster: TestCluster;
 let cluster: Cluster;
+let PORTS: readonly number[];
 let ns: string;
 const ran: Array<{ org: string; port: number; batch: string }> = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ctg-cluster-batch-'));
-  execFileSync('bash', [SCRIPT, 'start', dir, ...PORTS.map(String)], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, CLUSTER_REPLICAS: '1' },
-  });
+  testCluster = await startTestCluster('cluster-batch', 7200, 3, 1);
+  ({ client: cluster, ports: PORTS } = testCluster);
   stack = await startStack(
     join(repoRoot, '.local/models/test'),
     {},
-    { REDIS_CLUSTER_NODES: NODES, BATCH_POLL_MS: '50', BATCH_LEASE_MS: '3000' },
+    { REDIS_CLUSTER_NODES: testCluster.nodes, BATCH_POLL_MS: '50', BATCH_LEASE_MS: '3000' },
   );
-  cluster = new Cluster([{ host: '127.0.0.1', port: PORTS[0]! }]);
-  await new Promise<void>((resolve) => cluster.once('ready', () => resolve()));
   ns = (await cluster.get(settlementNsKey(stack.svc.redisKeyPrefix)))!;
 }, 90_000);
 
 afterAll(async () => {
   await stack?.stop();
-  cluster?.disconnect();
-  if (dir) {
-    execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
-    rmSync(dir, { recursive: true, force: true });
-  }
+  testCluster?.stop();
 });
 
-/** The port of the primary serving `key`'s slot (CLUSTER KEYSLOT, CLUSTER SLOTS). */
-async function primaryOfKey(key: string): Promise<number> {
-  const slot = Number(await cluster.call('CLUSTER', 'KEYSLOT', key));
-  const ranges = (await cluster.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, ...unknown[]]]>;
-  const range = ranges.find(([from, to]) => slot >= from && slot <= to);
-  if (!range) throw new Error(`slot ${slot} is not served`);
-  return Number(range[2][1]);
-}
-
-/** An organization with the served model and a key, its slot on a primary not in `taken`. */
-async function orgOnAnotherPrimary(label: string, taken: Set<number>): Promise<{ org: string; key: string; port: number }> {
-  for (;;) {
-    const org = `${label}-${randomBytes(3).toString('hex')}`;
-    const port = await primaryOfKey(`{${org}}`);
-    if (taken.has(port)) continue;
-    taken.add(port);
-    const access = accessKeys(stack.svc.redisKeyPrefix);
-    const now = Date.now();
-    await cluster.hset(
-      access.org(org),
-      encodeOrg({ id: org, endpoints: ['embeddings'], models: [stack.svc.modelId], rpm: null, tpm: null, createdAt: now }),
-    );
-    const minted = mintKey('CTG');
-    const serverSecret = readFileSync(stack.dirs.secretFile, 'utf8').trim();
-    const hash = hashSecret(minted.id, minted.secret, serverSecret);
-    await cluster.hset(
-      access.key(minted.id),
-      encodeKey({ id: minted.id, org, name: 'batch', hash, createdAt: now, expiresAt: null, revoked: false }),
-    );
-    return { org, key: minted.key, port };
-  }
-}
+const orgOnAnotherPrimary = (label: string, taken: Set<number>) => orgOnAnotherPrimaryOf(cluster, stack, label, taken);
 
 function multipart(content: string): { body: Buffer; type: string } {
   const boundary = `b${randomBytes(8).toString('hex')}`;
@@ -190,18 +151,15 @@ describe('the Batch API on a 3-primary Redis Cluster', () => {
       ran.push({ org: o.org, port: o.port, batch });
     }
     // The global work index lives in one fixed slot; every organization left it once idle.
-    const indexPort = await primaryOfKey(keys.active);
-    expect(await primaryOfKey(keys.expiring)).toBe(indexPort);
+    const indexPort = await primaryOfKey(cluster, keys.active);
+    expect(await primaryOfKey(cluster, keys.expiring)).toBe(indexPort);
     await waitFor('the work index to empty', async () => (await cluster.zcard(keys.active)) === 0, 10_000);
   }, 90_000);
 
   it("refuses the embedder's user every raw command on the batch keys on every node; its functions answer", async () => {
     expect(ran.length).toBeGreaterThan(0);
     const prefix = stack.svc.redisKeyPrefix;
-    const user = {
-      username: stack.dirs.settlementUser.username,
-      password: readFileSync(stack.dirs.settlementUser.passwordFile, 'utf8').trim(),
-    };
+    const user = embedderUser(stack);
     const { org, batch } = ran[0]!;
     const guessed = batchKeys(prefix, randomBytes(16).toString('hex'));
     const targets = [
@@ -237,21 +195,7 @@ describe('the Batch API on a 3-primary Redis Cluster', () => {
       ['HGETALL', key],
     ];
     for (const port of PORTS) {
-      await waitFor(
-        `the embedder's user on ${port}`,
-        async () => {
-          const probe = new Redis({ port, ...user, enableReadyCheck: false, lazyConnect: true, maxRetriesPerRequest: 0 });
-          probe.on('error', () => undefined);
-          const ok = await probe.ping().then(
-            (r) => r === 'PONG',
-            () => false,
-          );
-          probe.disconnect();
-          return ok;
-        },
-        40_000,
-      );
-      const node = new Redis({ port, ...user, enableReadyCheck: false });
+      const node = await asEmbedderOn(port, user);
       for (const key of targets)
         for (const command of commands(key)) {
           const reply = await node.call(String(command[0]), ...command.slice(1)).then(

@@ -14,109 +14,51 @@
  * Organizations and keys are written straight to the cluster here; admin's own writes on a
  * cluster are test/e2e/cluster-admin.test.ts's.
  */
-import { execFileSync } from 'node:child_process';
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Cluster, Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { accessKeys, encodeKey, encodeOrg } from '../../contract/access-records.js';
-import { hashSecret, mintKey } from '../../contract/api-key.js';
 import { budgetKey, encodeBudget } from '../../contract/budget.js';
 import { GRANT_HEADER } from '../../contract/headers.js';
 import { RedisConnection } from '../../contract/redis-connection.js';
 import { settlementFunctionNames, settlementKeys, settlementNsKey, settlementRouteKey } from '../../contract/redis/settlement-keys.js';
 import { UsageReports } from '../../admin/src/store/reports.js';
 import { grantFromCheck } from '../support/grpc-authz.js';
-import { waitFor } from '../support/process.js';
+import {
+  asEmbedderOn,
+  embedderUser,
+  orgOnAnotherPrimary as orgOnAnotherPrimaryOf,
+  startTestCluster,
+  type TestCluster,
+} from '../support/redis-cluster.js';
 import { gatewayRequest, type GatewayResponse } from '../support/stack-client.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
 
-// Ports 7100-7199 are this test's; a random six, so two runs on one machine rarely meet:
-// three primaries, each with a replica.
-const BASE = 7100 + 6 * randomInt(16);
-const PORTS = [0, 1, 2, 3, 4, 5].map((i) => BASE + i);
-const NODES = PORTS.map((p) => `127.0.0.1:${p}`).join(',');
-const SCRIPT = join(repoRoot, 'scripts/stack/redis-cluster.sh');
-
-let dir: string;
+// Ports 7100-7199 are this test's: three primaries, each with a replica.
 let stack: Stack;
+let testCluster: TestCluster;
 let cluster: Cluster;
-
-interface OrgKey {
-  readonly org: string;
-  readonly key: string;
-  /** The port of the primary holding the organization's slot. */
-  readonly port: number;
-}
+let PORTS: readonly number[];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'ctg-cluster-'));
-  execFileSync('bash', [SCRIPT, 'start', dir, ...PORTS.map(String)], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    env: { ...process.env, CLUSTER_REPLICAS: '1' },
-  });
+  testCluster = await startTestCluster('cluster', 7100, 3, 1);
+  ({ client: cluster, ports: PORTS } = testCluster);
   // Every record must reach its primary's replica before its 200 (WAIT on that primary's connection).
-  stack = await startStack(join(repoRoot, '.local/models/test'), {}, { REDIS_CLUSTER_NODES: NODES, SETTLEMENT_MIN_REPLICAS: '1' });
-  cluster = new Cluster([{ host: '127.0.0.1', port: PORTS[0]! }]);
-  await new Promise<void>((resolve) => cluster.once('ready', () => resolve()));
+  stack = await startStack(
+    join(repoRoot, '.local/models/test'),
+    {},
+    { REDIS_CLUSTER_NODES: testCluster.nodes, SETTLEMENT_MIN_REPLICAS: '1' },
+  );
 }, 60_000);
 
 afterAll(async () => {
   await stack?.stop();
-  cluster?.disconnect();
-  if (dir) {
-    execFileSync('bash', [SCRIPT, 'stop', dir], { stdio: 'ignore' });
-    rmSync(dir, { recursive: true, force: true });
-  }
+  testCluster?.stop();
 });
 
-/** The port of the primary serving `slot` (CLUSTER SLOTS). */
-async function primaryOf(slot: number): Promise<number> {
-  const ranges = (await cluster.call('CLUSTER', 'SLOTS')) as Array<[number, number, [string, number, ...unknown[]]]>;
-  const range = ranges.find(([from, to]) => slot >= from && slot <= to);
-  if (!range) throw new Error(`slot ${slot} is not served`);
-  return Number(range[2][1]);
-}
-
-/** An organization (with the served model) and a key for it, its slot on a primary not in `taken`. */
-async function orgOnAnotherPrimary(label: string, taken: Set<number>, limits: { rpm?: number; tpm?: number } = {}): Promise<OrgKey> {
-  for (;;) {
-    const org = `${label}-${randomBytes(3).toString('hex')}`;
-    const port = await primaryOf(Number(await cluster.call('CLUSTER', 'KEYSLOT', `{${org}}`)));
-    if (taken.has(port)) continue;
-    taken.add(port);
-    const access = accessKeys(stack.svc.redisKeyPrefix);
-    const now = Date.now();
-    await cluster.hset(
-      access.org(org),
-      encodeOrg({
-        id: org,
-        endpoints: ['embeddings'],
-        models: [stack.svc.modelId],
-        rpm: limits.rpm ?? null,
-        tpm: limits.tpm ?? null,
-        createdAt: now,
-      }),
-    );
-    const minted = mintKey('CTG');
-    const serverSecret = readFileSync(stack.dirs.secretFile, 'utf8').trim();
-    await cluster.hset(
-      access.key(minted.id),
-      encodeKey({
-        id: minted.id,
-        org,
-        name: 'cluster',
-        hash: hashSecret(minted.id, minted.secret, serverSecret),
-        createdAt: now,
-        expiresAt: null,
-        revoked: false,
-      }),
-    );
-    return { org, key: minted.key, port };
-  }
-}
+const orgOnAnotherPrimary = (label: string, taken: Set<number>, limits: { rpm?: number; tpm?: number } = {}) =>
+  orgOnAnotherPrimaryOf(cluster, stack, label, taken, limits);
 
 /** The organization's usage records, read from its stream on the cluster. */
 async function usageOf(org: string): Promise<Array<{ request_id: string; tokens: number }>> {
@@ -212,34 +154,14 @@ describe('the stack on a 3-primary Redis Cluster', () => {
   it("the embedder's Redis user is on every primary, and there can only settle", async () => {
     const o = await orgOnAnotherPrimary('guarded', new Set());
     const prefix = stack.svc.redisKeyPrefix;
-    const user = {
-      username: stack.dirs.settlementUser.username,
-      password: readFileSync(stack.dirs.settlementUser.passwordFile, 'utf8').trim(),
-    };
+    const user = embedderUser(stack);
     const attempt = async (node: Redis, ...args: Array<string | number>) =>
       node.call(String(args[0]), ...args.slice(1)).then(
         (reply) => JSON.stringify(reply),
         (error: Error) => error.message,
       );
     for (const port of PORTS) {
-      // authz writes the user on every node it knows at connect, and checks every 30 s: a node its
-      // cluster client had not learned yet at start has it by the next check (one full-suite run
-      // met such a node right after start).
-      await waitFor(
-        `the embedder's user on ${port}`,
-        async () => {
-          const probe = new Redis({ port, ...user, enableReadyCheck: false, lazyConnect: true, maxRetriesPerRequest: 0 });
-          probe.on('error', () => undefined);
-          const ok = await probe.ping().then(
-            (r) => r === 'PONG',
-            () => false,
-          );
-          probe.disconnect();
-          return ok;
-        },
-        40_000,
-      );
-      const node = new Redis({ port, ...user, enableReadyCheck: false });
+      const node = await asEmbedderOn(port, user);
       expect(await node.ping()).toBe('PONG');
       for (const command of [
         ['GET', settlementNsKey(prefix)],
@@ -285,7 +207,7 @@ describe('the stack on a 3-primary Redis Cluster', () => {
       .map((line) => line.split(' '));
     const primaryId = nodes.find((n) => n[1]!.startsWith(`127.0.0.1:${o.port}@`))![0]!;
     const replicaPort = Number(/:(\d+)@/.exec(nodes.find((n) => n[3] === primaryId)![1]!)![1]);
-    const replicaPid = Number(readFileSync(join(dir, `redis-${replicaPort}.pid`), 'utf8'));
+    const replicaPid = Number(readFileSync(join(testCluster.dir, `redis-${replicaPort}.pid`), 'utf8'));
     const kept = await embedRetrying(o.key, 'replicated probe');
     expect(kept.status, kept.body).toBe(200);
     process.kill(replicaPid, 'SIGSTOP');
