@@ -632,16 +632,13 @@ describe('variants', () => {
       }
       for (const c of pod.containers)
         for (const p of ['startupProbe', 'readinessProbe', 'livenessProbe']) expect(c[p], `${c.name} ${p}`).toBeTruthy();
+      // Their own Secrets only: not the embedder's password (authz creates its user).
       expect(
         pod.volumes
           .filter((v: any) => v.secret)
           .map((v: any) => v.secret.secretName)
           .sort(),
-      ).toEqual(['ctg-redis-auth', 'ctg-redis-embedder', 'ctg-redis-tls']);
-      // Of the embedder's Secret, the Redis pods get its password only (to create its ACL user).
-      expect(pod.volumes.find((v: any) => v.secret?.secretName === 'ctg-redis-embedder').secret.items).toEqual([
-        { key: 'password', path: 'password' },
-      ]);
+      ).toEqual(['ctg-redis-auth', 'ctg-redis-tls']);
       expect(find(objs, 'Service', 'ctg-redis-headless').spec).toMatchObject({ clusterIP: 'None', publishNotReadyAddresses: true });
       expect(find(objs, 'PodDisruptionBudget', 'ctg-redis').spec.maxUnavailable).toBe(1);
       // authz is pointed at the Sentinels, with their password and the CA from Secret ctg-redis's files.
@@ -662,7 +659,8 @@ describe('variants', () => {
       const scripts = find(objs, 'ConfigMap', 'ctg-redis-start').data!;
       for (const name of ['start.sh', 'sentinel.sh'])
         expect(scripts[name], name).toBe(readFileSync(join(repoRoot, 'deploy/kubernetes/components/redis-sentinel', name), 'utf8'));
-      const sentinel = find(objs, 'StatefulSet', 'ctg-redis').spec.template.spec.containers.find((c: any) => c.name === 'sentinel');
+      const redisPod = find(objs, 'StatefulSet', 'ctg-redis').spec.template.spec;
+      const sentinel = redisPod.containers.find((c: any) => c.name === 'sentinel');
       expect(sentinel.command).toEqual(['sh', '/etc/ctg/redis-start/sentinel.sh']);
     },
   );

@@ -56,7 +56,6 @@ function mounts(ordinal: number): { mounts: Record<string, string>; writable: Re
       [join(files, 'start')]: '/etc/ctg/redis-start',
       [join(files, 'auth')]: '/etc/ctg/redis-auth',
       [join(files, 'tls')]: '/etc/ctg/redis-tls',
-      [join(files, 'embedder')]: '/etc/ctg/redis-embedder',
     },
     writable: { [join(files, `data-${ordinal}`)]: '/data' },
   };
@@ -240,7 +239,6 @@ beforeAll(async () => {
     gid,
   );
   secretDir(join(files, 'auth'), { password, 'sentinel-password': sentinelPassword }, uid, gid);
-  secretDir(join(files, 'embedder'), { password: embedderPassword }, uid, gid);
   const scripts = find(objects, 'ConfigMap', 'ctg-redis-start').data!;
   secretDir(join(files, 'start'), { 'start.sh': scripts['start.sh']!, 'sentinel.sh': scripts['sentinel.sh']! }, uid, gid);
   for (const i of [0, 1, 2]) {
