@@ -166,15 +166,21 @@ async function main(): Promise<number> {
     },
   });
   // On a cluster, each load organization's slot on its own primary (the exactness below reads it there).
+  const keys = await createKeys(f, LOAD.orgs, 100_000);
   const placement: Record<string, string> = {};
+  // A Check reads the key's record (the key id's slot) and then the organization's state (its slot).
+  const keyPlacement: Record<string, string> = {};
   if (f.cluster) {
     const nodes = await clusterNodes(f.cluster, CLUSTER_HOSTS[0]);
-    for (const org of LOAD.orgs) placement[org] = ownerOf(nodes, keySlot(`{${org}}`))?.host ?? 'none';
-    say(`Redis Cluster: ${JSON.stringify(placement)}`);
+    for (const org of LOAD.orgs) {
+      placement[org] = ownerOf(nodes, keySlot(`{${org}}`))?.host ?? 'none';
+      const keyId = (keys[org] as string).split('_')[1] as string;
+      keyPlacement[org] = ownerOf(nodes, keySlot(`${f.redisKeyPrefix}key:${keyId}`))?.host ?? 'none';
+    }
+    say(`Redis Cluster: organizations on ${JSON.stringify(placement)}, their keys' records on ${JSON.stringify(keyPlacement)}`);
     if (new Set(Object.values(placement)).size !== LOAD.orgs.length)
       throw new Error('the load organizations do not sit on different primaries');
   }
-  const keys = await createKeys(f, LOAD.orgs, 100_000);
   const targets = GATEWAYS.map((name) => ({ name, address: f.host(name).address, port: gatewayPort }));
   const raw: Array<{
     name: string;
@@ -233,12 +239,17 @@ async function main(): Promise<number> {
     }),
     batch: { lines: BATCH.lines, inputs_per_line: BATCH.inputs, checks: batchChecks },
     redis: redisMode,
-    ...(f.cluster ? { cluster: { placement_at_start: placement, orgs: orgUsage } } : {}),
+    ...(f.cluster ? { cluster: { placement_at_start: placement, key_placement_at_start: keyPlacement, orgs: orgUsage } } : {}),
   };
   const out = resolve(values.out as string);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`${table(result)}\n\n${batchTable(batchChecks)}\n\nwrote ${out}\n`);
+  for (const s of scenarios.filter((x) => x.fail_closed_ms_by_org))
+    process.stdout.write(
+      `${s.name}: ${s.killed} killed, ${s.promoted} promoted; its organizations ${JSON.stringify(s.fault_orgs)}; ` +
+        `failed after the kill ${JSON.stringify(s.failed_by_org_after_fault)}, fail-closed ms ${JSON.stringify(s.fail_closed_ms_by_org)}\n`,
+    );
   for (const u of orgUsage)
     process.stdout.write(
       `cluster usage ${u.org} (slot ${u.slot}, on ${u.primary}): ${u.returned} 200s / ${u.returned_tokens} tokens; ` +

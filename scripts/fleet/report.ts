@@ -48,6 +48,8 @@ export interface ScenarioResult {
   readonly killed?: string;
   readonly promoted?: string;
   readonly failed_by_org_after_fault?: Readonly<Record<string, number>>;
+  /** Redis Cluster scenario: the fail-closed window of each organization that had a failure after the kill. */
+  readonly fail_closed_ms_by_org?: Readonly<Record<string, number>>;
 }
 
 /** The fail-closed window after `faultAt` (see ScenarioResult.fail_closed_ms). */
@@ -93,7 +95,15 @@ export function summarise(
           promotion_ms: facts.promotionMs,
           fail_closed_ms: failClosedMs(outcomes, facts.faultAt, facts.orgs),
           load_average: Math.round(facts.loadAverage * 100) / 100,
-          ...(facts.orgs ? { fault_orgs: facts.orgs, failed_by_org_after_fault: failuresByOrg(outcomes, facts.faultAt) } : {}),
+          ...(facts.orgs
+            ? {
+                fault_orgs: facts.orgs,
+                failed_by_org_after_fault: failuresByOrg(outcomes, facts.faultAt),
+                fail_closed_ms_by_org: Object.fromEntries(
+                  Object.keys(failuresByOrg(outcomes, facts.faultAt)).map((org) => [org, failClosedMs(outcomes, facts.faultAt, [org])]),
+                ),
+              }
+            : {}),
           ...(facts.killed ? { killed: facts.killed, promoted: facts.promoted ?? '' } : {}),
         }
       : {}),
@@ -121,6 +131,8 @@ export interface FleetReport {
   readonly redis?: 'sentinel' | 'cluster';
   readonly cluster?: {
     readonly placement_at_start: Readonly<Record<string, string>>;
+    /** The primary of each organization's API key record (`<prefix>key:<id>`: the key id's slot, not the organization's). */
+    readonly key_placement_at_start: Readonly<Record<string, string>>;
     readonly orgs: ReadonlyArray<import('./cluster.js').OrgUsage>;
   };
 }
