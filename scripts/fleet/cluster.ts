@@ -193,6 +193,10 @@ export interface OrgUsage {
   readonly duplicates: number;
   readonly extra: number;
   readonly exact: boolean;
+  /** The first few of each, to look into (request ids; a record's fields). */
+  readonly missing_ids: readonly string[];
+  readonly duplicate_ids: readonly string[];
+  readonly extra_records: ReadonlyArray<Readonly<Record<string, string>>>;
 }
 
 /**
@@ -221,23 +225,23 @@ export async function usageByOrg(
     const conn = node(c, owner.address);
     const entries = await conn.xrange(keys.usageStream(org), '-', '+').finally(() => conn.disconnect());
     const recorded = new Map<string, number[]>();
-    for (const [, fields] of entries) {
-      const f: Record<string, string> = {};
+    const records = new Map<string, Record<string, string>>();
+    for (const [sid, fields] of entries) {
+      const f: Record<string, string> = { sid };
       for (let i = 0; i + 1 < fields.length; i += 2) f[fields[i] as string] = fields[i + 1] as string;
       const id = f.request_id ?? '';
       recorded.set(id, [...(recorded.get(id) ?? []), Number(f.tokens)]);
+      records.set(id, f);
     }
     const ok = outcomes.filter((o) => o.org === org && !o.bogus && o.status === 200);
     const okIds = new Set(ok.map((o) => o.id));
-    let missing = 0;
-    let tokensMatch = true;
-    for (const o of ok) {
-      const t = recorded.get(o.id);
-      if (!t) missing += 1;
-      else if (t[0] !== o.tokens) tokensMatch = false;
-    }
-    const duplicates = [...recorded.values()].filter((t) => t.length > 1).length;
-    const extra = [...recorded.keys()].filter((id) => !okIds.has(id)).length;
+    const missingIds = ok.filter((o) => !recorded.has(o.id)).map((o) => o.id);
+    const missing = missingIds.length;
+    const tokensMatch = ok.every((o) => (recorded.get(o.id) ?? [o.tokens])[0] === o.tokens);
+    const duplicateIds = [...recorded.entries()].filter(([, t]) => t.length > 1).map(([id]) => id);
+    const duplicates = duplicateIds.length;
+    const extraIds = [...recorded.keys()].filter((id) => !okIds.has(id));
+    const extra = extraIds.length;
     const returnedTokens = ok.reduce((n, o) => n + o.tokens, 0);
     const recordedTokens = entries.reduce((n, [, fields]) => n + Number(fields[fields.indexOf('tokens') + 1]), 0);
     result.push({
@@ -252,6 +256,9 @@ export async function usageByOrg(
       duplicates,
       extra,
       exact: missing === 0 && duplicates === 0 && extra === 0 && tokensMatch && returnedTokens === recordedTokens,
+      missing_ids: missingIds.slice(0, 5),
+      duplicate_ids: duplicateIds.slice(0, 5),
+      extra_records: extraIds.slice(0, 5).map((id) => records.get(id) as Record<string, string>),
     });
   }
   return result;
