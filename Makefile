@@ -7,7 +7,7 @@ SHELL := /bin/bash
 # make prometheus: where it listens and keeps its rendered config and data.
 PROMETHEUS_PORT ?= 9090
 PROMETHEUS_DIR ?= .local/prometheus
-# make fleet: options of scripts/fleet/main.ts (--quick, --only NAME, --out FILE).
+# make fleet: options of scripts/fleet/main.ts (--quick, --only NAME, --out FILE, --redis cluster).
 FLEET_ARGS ?=
 
 .PHONY: help up down restart logs certs envoy model install check test test-envoy test-e2e test-litellm test-clients test-images images-check typecheck lint format bench console fleet prometheus

@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
  * The suite in four lanes (scripts/test/lanes.ts runs them for `make test`):
  * - `timing`: files whose checks bound a time, a latency ratio or a window under faults. They
  *   run last, one at a time, with nothing else of the suite beside them.
- * - `fleet`: the fleet rehearsal (about 3 minutes: its own namespaces and Redis nodes, a few
+ * - `fleet`: the fleet rehearsals (about 3 minutes, and 40 s on a Redis Cluster: its own namespaces and Redis nodes, a few
  *   requests a second), beside `static` and `stack`; its bounds were measured at load 19–27.
  * - `static`: files that start no gateway stack of their own, or start it through `make` on
  *   fixed names (renders, linters, make targets, the admin service, the contract). They run one

@@ -29,6 +29,7 @@ import { ensureSecretFile } from '../stack/secrets.js';
 import { DEFAULT_RESTART, Supervisor, type SupervisorEvent } from '../stack/supervisor.js';
 import { createNetwork, type Host, type Network } from './netns.js';
 import { startStarvation, type Starvation } from './starve.js';
+import { CLUSTER_HOSTS, CLUSTER_PORT, clusterNodeComponent, clusterWhole, createCluster, type ClusterAccess } from './cluster.js';
 
 const run = promisify(execFile);
 
@@ -44,6 +45,10 @@ export const HOSTS = [
   'gateway-1',
   'gateway-2',
 ] as const;
+/** The hosts with `--redis cluster`: six Redis Cluster nodes (cluster.ts) instead of three Redis nodes and Sentinels. */
+export const CLUSTER_FLEET_HOSTS = [...CLUSTER_HOSTS, ...HOSTS.filter((h) => !h.startsWith('redis-'))] as const;
+/** How the fleet runs Redis: a primary, two replicas and three Sentinels, or a Redis Cluster of three primaries with a replica each. */
+export type RedisMode = 'sentinel' | 'cluster';
 export const EMBEDDERS = ['embedder-1', 'embedder-2', 'embedder-3'] as const;
 export const AUTHZ = ['authz-1', 'authz-2'] as const;
 export const GATEWAYS = ['gateway-1', 'gateway-2'] as const;
@@ -60,7 +65,13 @@ export interface Fleet {
   readonly dir: string;
   readonly ca: Buffer;
   readonly modelId: string;
-  /** Every component by name: redis-{a,b,c}, sentinel-{a,b,c}, authz-N, embedder-N, gateway-N. */
+  /** How Redis runs (--redis). */
+  readonly redis: RedisMode;
+  /** With `--redis cluster`: the nodes' hosts and password, to read the cluster from the root namespace. */
+  readonly cluster?: ClusterAccess;
+  /** The key prefix every service uses. */
+  readonly redisKeyPrefix: string;
+  /** Every component by name: redis-{a,b,c}, sentinel-{a,b,c} (redis-{a..f} with a cluster), authz-N, embedder-N, gateway-N. */
   readonly supervisors: Readonly<Record<string, Supervisor>>;
   /** The environment the admin CLI needs (Sentinels, prefix, secret) from the root namespace. */
   readonly adminEnv: Readonly<Record<string, string>>;
@@ -81,6 +92,8 @@ export interface FleetOptions {
   readonly starve?: boolean;
   /** Copy every component's log into `<keepLogsIn>/logs` when the fleet stops. */
   readonly keepLogsIn?: string;
+  /** Sentinel (the default) or a Redis Cluster. */
+  readonly redis?: RedisMode;
 }
 
 /** The passwords of the rehearsal: Redis's (requirepass, masterauth) and the Sentinels' own. */
@@ -244,13 +257,11 @@ function fleetComponents(
     }),
   );
   const gateways = GATEWAYS.map((name) => gatewayComponent(net, h(name), dir, options.envoyBinary, ca));
-  return [
-    ...REDIS_HOSTS.map(redis),
-    ...SENTINEL_HOSTS.map((n) => sentinelComponent(h(n), primary, dir, logDir, passwords)),
-    ...authz,
-    ...embedders,
-    ...gateways,
-  ];
+  const redisNodes =
+    options.redis === 'cluster'
+      ? CLUSTER_HOSTS.map((n) => clusterNodeComponent(h(n), dir, logDir, passwords.redis))
+      : [...REDIS_HOSTS.map(redis), ...SENTINEL_HOSTS.map((n) => sentinelComponent(h(n), primary, dir, logDir, passwords))];
+  return [...redisNodes, ...authz, ...embedders, ...gateways];
 }
 
 function gatewayComponent(net: Network, host: Host, dir: string, envoyBinary: string, ca: Buffer): ComponentSpec {
@@ -297,7 +308,8 @@ function gatewayComponent(net: Network, host: Host, dir: string, envoyBinary: st
 
 /** Creates the network and starts every component (Redis and Sentinels first, the gateways last). */
 export async function startFleet(options: FleetOptions): Promise<Fleet> {
-  const network = createNetwork(HOSTS);
+  const mode: RedisMode = options.redis ?? 'sentinel';
+  const network = createNetwork(mode === 'cluster' ? CLUSTER_FLEET_HOSTS : HOSTS);
   const dir = mkdtempSync(join(tmpdir(), `ctg-fleet-${network.id}-`));
   const supervisors: Record<string, Supervisor> = {};
   let starvation: Starvation | undefined;
@@ -326,7 +338,19 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     const passwords: Passwords = { redis: randomBytes(16).toString('hex'), sentinel: randomBytes(16).toString('hex') };
     const sentinelPasswordFile = join(dir, 'sentinel-password');
     writeFileSync(sentinelPasswordFile, passwords.sentinel, { mode: 0o600 });
-    const redisAuth = { REDIS_SENTINEL_PASSWORD_FILE: sentinelPasswordFile };
+    const redisAuth: Record<string, string> = mode === 'cluster' ? {} : { REDIS_SENTINEL_PASSWORD_FILE: sentinelPasswordFile };
+    const address = (n: string) => (network.hosts[n] as Host).address;
+    // With a cluster: the embedders log in as their own user (settlement only), which authz sets
+    // on every node, as production runs them; the URL's password is every node's.
+    const settlementPasswordFile = join(dir, 'settlement-password');
+    writeFileSync(settlementPasswordFile, randomBytes(16).toString('hex'), { mode: 0o600 });
+    const redisPlacement =
+      mode === 'cluster'
+        ? {
+            redisClusterNodes: CLUSTER_HOSTS.map((n) => `${address(n)}:${CLUSTER_PORT}`).join(','),
+            settlementUser: { username: 'ctg-fleet-embedder', passwordFile: settlementPasswordFile },
+          }
+        : { redisSentinels: sentinels, redisSentinelName: SENTINEL_NAME };
     const svc: ServiceContract = {
       modelDir: options.modelDir,
       modelId: readManifestId(options.modelDir),
@@ -340,8 +364,7 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       // With Sentinels, the URL's host is unused; its password is the primary's (contract/redis-target.ts).
       redisUrl: `redis://:${passwords.redis}@${(network.hosts['redis-a'] as Host).address}:${PORTS.redis}`,
       redisKeyPrefix: 'ctg-fleet:',
-      redisSentinels: sentinels,
-      redisSentinelName: SENTINEL_NAME,
+      ...redisPlacement,
     };
     const specs = fleetComponents(network, dir, svc, options, ca, passwords, redisAuth);
     if (options.starve) starvation = startStarvation(network.id, (network.hosts['redis-c'] as Host).netns);
@@ -352,12 +375,25 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
     };
     for (const spec of specs) supervisors[spec.name] = new Supervisor(spec, DEFAULT_RESTART, onEvent);
     const start = (names: string[]) => Promise.all(names.map((n) => (supervisors[n] as Supervisor).start()));
-    await start(['redis-a']);
-    await start(['redis-b', 'redis-c', 'sentinel-a', 'sentinel-b', 'sentinel-c']);
-    // The primary takes writes only with a replica in sync (MIN_REPLICAS): authz loads its
-    // functions at start, so it starts once both replicas are.
-    const primaryAddress = (network.hosts['redis-a'] as Host).address;
-    await waitFor('both replicas to sync with redis-a', async () => (await onlineReplicas(primaryAddress, passwords.redis)) === 2, 60_000);
+    const cluster: ClusterAccess | undefined = mode === 'cluster' ? { hosts: network.hosts, password: passwords.redis } : undefined;
+    if (cluster) {
+      await start([...CLUSTER_HOSTS]);
+      await createCluster(cluster);
+      // Every primary takes writes only with its replica in sync (min-replicas-to-write 1):
+      // authz loads its functions on every primary at start, so it starts once the cluster is whole.
+      await waitFor('the Redis Cluster to be whole (3 primaries, each with a replica in sync)', () => clusterWhole(cluster), 60_000);
+    } else {
+      await start(['redis-a']);
+      await start(['redis-b', 'redis-c', 'sentinel-a', 'sentinel-b', 'sentinel-c']);
+      // The primary takes writes only with a replica in sync (MIN_REPLICAS): authz loads its
+      // functions at start, so it starts once both replicas are.
+      const primaryAddress = (network.hosts['redis-a'] as Host).address;
+      await waitFor(
+        'both replicas to sync with redis-a',
+        async () => (await onlineReplicas(primaryAddress, passwords.redis)) === 2,
+        60_000,
+      );
+    }
     await start([...AUTHZ, ...EMBEDDERS]);
     await start([...GATEWAYS]);
     return {
@@ -365,6 +401,9 @@ export async function startFleet(options: FleetOptions): Promise<Fleet> {
       dir,
       ca,
       modelId: svc.modelId,
+      redis: mode,
+      ...(cluster ? { cluster } : {}),
+      redisKeyPrefix: svc.redisKeyPrefix as string,
       supervisors,
       stop,
       sentinelPassword: passwords.sentinel,

@@ -44,6 +44,12 @@ export interface LoadOptions {
   readonly bogusEvery: number;
 }
 
+/**
+ * The organizations of the steady load. On a Redis Cluster their hash slots (`{org-a}` 510,
+ * `{org-c}` 8636, `{org-b}` 12701) fall on the three primaries `redis-cli --cluster create` makes.
+ */
+export const LOAD_ORGS = ['org-a', 'org-b', 'org-c'] as const;
+
 const REFUSED = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** A client for the gateways: keep-alive connections per gateway, TLS checked against the fleet's CA. */

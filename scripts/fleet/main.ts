@@ -6,17 +6,24 @@
  * started and deletes its namespaces on every exit path (and those of a run that was killed).
  *
  *   node --import tsx scripts/fleet/main.ts [--quick] [--out FILE] [--model DIR] [--only SUBSTRING] [--starve] [--keep DIR]
+ *                                           [--redis sentinel|cluster]
+ *
+ * `--redis cluster` runs the fleet's Redis as a Redis Cluster of three primaries with a replica
+ * each (cluster.ts) instead of a primary, two replicas and Sentinels, and checks each load
+ * organization's usage on its own primary.
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { describeEvent } from '../stack/supervisor.js';
-import { GATEWAYS, gatewayPort, startFleet, type Fleet } from './fleet.js';
-import { startLoad, GatewayClient, type GatewayTarget } from './load.js';
+import { GATEWAYS, gatewayPort, startFleet, type Fleet, type RedisMode } from './fleet.js';
+import { startLoad, GatewayClient, LOAD_ORGS, type GatewayTarget } from './load.js';
+import { CLUSTER_HOSTS, clusterNodes, ownerOf, usageByOrg, type OrgUsage } from './cluster.js';
+import { keySlot } from '../../contract/redis-target.js';
 import { cleanStale } from './netns.js';
 import { report, summarise, table, type ScenarioResult } from './report.js';
-import { SCENARIOS, type FaultFacts } from './scenarios.js';
+import { scenariosFor, type FaultFacts } from './scenarios.js';
 import { cleanStaleGroups } from './starve.js';
 import { FleetBatch, batchTable, type BatchCheck } from './batch-scenario.js';
 import { sinceFirstStep } from './rotation-scenario.js';
@@ -30,13 +37,16 @@ const { values } = parseArgs({
     only: { type: 'string' },
     starve: { type: 'boolean', default: false },
     keep: { type: 'string' },
+    redis: { type: 'string', default: 'sentinel' },
   },
 });
+if (values.redis !== 'sentinel' && values.redis !== 'cluster') throw new Error(`--redis is sentinel or cluster, not ${values.redis}`);
+const redisMode = values.redis as RedisMode;
 const quick = values.quick as boolean;
 // --keep DIR: each scenario's outcomes (scenario-N.json) and every component's log (logs/) stay in DIR.
 const keep = values.keep ? resolve(values.keep) : undefined;
 // Bounded: a few requests a second keep 2 shared cores responsive while 16 processes run.
-const LOAD = { ratePerS: quick ? 6 : 8, maxInFlight: 8, orgs: ['org-a', 'org-b', 'org-c'] };
+const LOAD = { ratePerS: quick ? 6 : 8, maxInFlight: 8, orgs: [...LOAD_ORGS] };
 const WARMUP_MS = quick ? 1_500 : 3_000;
 const SETTLE_MS = quick ? 2_500 : 5_000;
 const RATE_LIMIT_RPM = 20;
@@ -141,18 +151,36 @@ async function main(): Promise<number> {
   cleanStaleGroups();
   if (stale.length) say(`deleted the namespaces of earlier runs that are gone: ${stale.join(', ')}`);
   const envoyBinary = execFileSync('bash', ['scripts/install-envoy.sh'], { encoding: 'utf8' }).trim();
-  say('starting the fleet (10 hosts in network namespaces)');
+  say(
+    `starting the fleet (${redisMode === 'cluster' ? '13 hosts in network namespaces, Redis Cluster' : '10 hosts in network namespaces'})`,
+  );
   const f = await startFleet({
     modelDir: resolve(values.model as string),
     envoyBinary,
     starve: values.starve as boolean,
+    redis: redisMode,
     ...(keep ? { keepLogsIn: keep } : {}),
     onEvent: (e) => say(describeEvent(e)),
     onStopper: (s) => {
       stopper = s;
     },
   });
+  // On a cluster, each load organization's slot on its own primary (the exactness below reads it there).
   const keys = await createKeys(f, LOAD.orgs, 100_000);
+  const placement: Record<string, string> = {};
+  // A Check reads the key's record (the key id's slot) and then the organization's state (its slot).
+  const keyPlacement: Record<string, string> = {};
+  if (f.cluster) {
+    const nodes = await clusterNodes(f.cluster, CLUSTER_HOSTS[0]);
+    for (const org of LOAD.orgs) {
+      placement[org] = ownerOf(nodes, keySlot(`{${org}}`))?.host ?? 'none';
+      const keyId = (keys[org] as string).split('_')[1] as string;
+      keyPlacement[org] = ownerOf(nodes, keySlot(`${f.redisKeyPrefix}key:${keyId}`))?.host ?? 'none';
+    }
+    say(`Redis Cluster: organizations on ${JSON.stringify(placement)}, their keys' records on ${JSON.stringify(keyPlacement)}`);
+    if (new Set(Object.values(placement)).size !== LOAD.orgs.length)
+      throw new Error('the load organizations do not sit on different primaries');
+  }
   const targets = GATEWAYS.map((name) => ({ name, address: f.host(name).address, port: gatewayPort }));
   const raw: Array<{
     name: string;
@@ -162,7 +190,7 @@ async function main(): Promise<number> {
   }> = [];
   const batchKey = (await createKeys(f, ['org-batch'], 100_000))['org-batch'] as string;
   const batchChecks: BatchCheck[] = [];
-  const chosen = SCENARIOS.filter((s) => (values.only ? s.name.includes(values.only as string) : !s.optional));
+  const chosen = scenariosFor(redisMode).filter((s) => (values.only ? s.name.includes(values.only as string) : !s.optional));
   for (const [i, scenario] of chosen.entries()) {
     say(`scenario: ${scenario.name}`);
     const load = startLoad({
@@ -194,6 +222,15 @@ async function main(): Promise<number> {
   await sleep(3_000);
   const recorded = await recordedUsage(f);
   const scenarios: ScenarioResult[] = raw.map((r) => summarise(r.name, r.outcomes, recorded, r.ms, r.facts));
+  // Every 200 against the records in its organization's stream, read on the primary holding its slot.
+  const orgUsage: OrgUsage[] = f.cluster
+    ? await usageByOrg(
+        f.cluster,
+        f.redisKeyPrefix,
+        LOAD.orgs,
+        raw.flatMap((r) => r.outcomes),
+      )
+    : [];
   const result = {
     ...report(scenarios, rate, {
       quick,
@@ -201,11 +238,24 @@ async function main(): Promise<number> {
       load: { rate_per_s: LOAD.ratePerS, max_in_flight: LOAD.maxInFlight, organizations: LOAD.orgs.length },
     }),
     batch: { lines: BATCH.lines, inputs_per_line: BATCH.inputs, checks: batchChecks },
+    redis: redisMode,
+    ...(f.cluster ? { cluster: { placement_at_start: placement, key_placement_at_start: keyPlacement, orgs: orgUsage } } : {}),
   };
   const out = resolve(values.out as string);
   mkdirSync(dirname(out), { recursive: true });
   writeFileSync(out, `${JSON.stringify(result, null, 2)}\n`);
   process.stdout.write(`${table(result)}\n\n${batchTable(batchChecks)}\n\nwrote ${out}\n`);
+  for (const s of scenarios.filter((x) => x.fail_closed_ms_by_org))
+    process.stdout.write(
+      `${s.name}: ${s.killed} killed, ${s.promoted} promoted; its organizations ${JSON.stringify(s.fault_orgs)}; ` +
+        `failed after the kill ${JSON.stringify(s.failed_by_org_after_fault)}, fail-closed ms ${JSON.stringify(s.fail_closed_ms_by_org)}\n`,
+    );
+  for (const u of orgUsage)
+    process.stdout.write(
+      `cluster usage ${u.org} (slot ${u.slot}, on ${u.primary}): ${u.returned} 200s / ${u.returned_tokens} tokens; ` +
+        `${u.records} records / ${u.recorded_tokens} tokens; missing ${u.missing}, duplicates ${u.duplicates}, extra ${u.extra}: ${u.exact ? 'exact' : 'NOT EXACT'}` +
+        `${u.exact ? '' : ` ${JSON.stringify({ missing: u.missing_ids, duplicates: u.duplicate_ids, extra: u.extra_records })}`}\n`,
+    );
   // A rotation done by the book fails no request from its first step on and loses no usage (deploy/README.md).
   let rotated = true;
   for (const r of raw.filter((s) => s.name === 'secret rotation')) {
@@ -218,7 +268,7 @@ async function main(): Promise<number> {
       `secret rotation: ${answered} requests answered from the first step on, ${failed} not a 200 ${JSON.stringify(failures)}, ${refusedGrants} refused for their grant; usage ${s.usage_recorded} recorded of ${s.usage_returned} returned\n`,
     );
   }
-  return batchChecks.every((c) => c.ok) && rotated ? 0 : 1;
+  return batchChecks.every((c) => c.ok) && rotated && orgUsage.every((u) => u.exact) ? 0 : 1;
 }
 
 let stopping: Promise<void> | undefined;

@@ -5,6 +5,13 @@
 import type { Outcome } from './load.js';
 import type { FaultFacts } from './scenarios.js';
 
+/** Failed answers per organization from `faultAt` on. */
+export function failuresByOrg(outcomes: readonly Outcome[], faultAt: number): Record<string, number> {
+  const by: Record<string, number> = {};
+  for (const o of outcomes) if (!o.bogus && o.at >= faultAt && o.status !== 200) by[o.org] = (by[o.org] ?? 0) + 1;
+  return by;
+}
+
 /** One scenario's figures, as fleet.json holds them (scripts/fleet/README.md lists the fields). */
 export interface ScenarioResult {
   readonly name: string;
@@ -33,11 +40,21 @@ export interface ScenarioResult {
   readonly fail_closed_ms?: number;
   /** Redis scenarios: the 1-minute load average when the primary was killed. */
   readonly load_average?: number;
+  /**
+   * Redis Cluster scenario: the organizations on the killed primary (fail_closed_ms is theirs
+   * only), the host killed and the replica promoted, and the failed answers after the kill per organization.
+   */
+  readonly fault_orgs?: readonly string[];
+  readonly killed?: string;
+  readonly promoted?: string;
+  readonly failed_by_org_after_fault?: Readonly<Record<string, number>>;
+  /** Redis Cluster scenario: the fail-closed window of each organization that had a failure after the kill. */
+  readonly fail_closed_ms_by_org?: Readonly<Record<string, number>>;
 }
 
 /** The fail-closed window after `faultAt` (see ScenarioResult.fail_closed_ms). */
-export function failClosedMs(outcomes: readonly Outcome[], faultAt: number): number {
-  const real = outcomes.filter((o) => !o.bogus && o.at >= faultAt).sort((a, b) => a.at - b.at);
+export function failClosedMs(outcomes: readonly Outcome[], faultAt: number, orgs?: readonly string[]): number {
+  const real = outcomes.filter((o) => !o.bogus && o.at >= faultAt && (!orgs || orgs.includes(o.org))).sort((a, b) => a.at - b.at);
   const firstFailure = real.find((o) => o.status !== 200);
   if (!firstFailure) return 0;
   const served = real.find((o) => o.status === 200 && o.sentAt >= firstFailure.at);
@@ -76,8 +93,18 @@ export function summarise(
     ...(facts
       ? {
           promotion_ms: facts.promotionMs,
-          fail_closed_ms: failClosedMs(outcomes, facts.faultAt),
+          fail_closed_ms: failClosedMs(outcomes, facts.faultAt, facts.orgs),
           load_average: Math.round(facts.loadAverage * 100) / 100,
+          ...(facts.orgs
+            ? {
+                fault_orgs: facts.orgs,
+                failed_by_org_after_fault: failuresByOrg(outcomes, facts.faultAt),
+                fail_closed_ms_by_org: Object.fromEntries(
+                  Object.keys(failuresByOrg(outcomes, facts.faultAt)).map((org) => [org, failClosedMs(outcomes, facts.faultAt, [org])]),
+                ),
+              }
+            : {}),
+          ...(facts.killed ? { killed: facts.killed, promoted: facts.promoted ?? '' } : {}),
         }
       : {}),
   };
@@ -100,6 +127,14 @@ export interface FleetReport {
   readonly starve: boolean;
   readonly load: { readonly rate_per_s: number; readonly max_in_flight: number; readonly organizations: number };
   readonly measured_at: string;
+  /** How the fleet's Redis ran (`--redis`); with a cluster, its placement and exactness per organization (main.ts). */
+  readonly redis?: 'sentinel' | 'cluster';
+  readonly cluster?: {
+    readonly placement_at_start: Readonly<Record<string, string>>;
+    /** The primary of each organization's API key record (`<prefix>key:<id>`: the key id's slot, not the organization's). */
+    readonly key_placement_at_start: Readonly<Record<string, string>>;
+    readonly orgs: ReadonlyArray<import('./cluster.js').OrgUsage>;
+  };
 }
 
 /** Totals over the scenarios. */

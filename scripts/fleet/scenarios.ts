@@ -10,7 +10,9 @@ import { rmSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import type { Supervisor } from '../stack/supervisor.js';
 import { waitFor } from '../stack/probes.js';
-import { AUTHZ, EMBEDDERS, REDIS_HOSTS, adminPort, startAsPrimaryFile, type Fleet } from './fleet.js';
+import { AUTHZ, EMBEDDERS, REDIS_HOSTS, adminPort, startAsPrimaryFile, type Fleet, type RedisMode } from './fleet.js';
+import { clusterFailover } from './cluster.js';
+import { LOAD_ORGS } from './load.js';
 import { failoverStarted, redisHostAt, sentinelPrimary, sentinelsReady } from './sentinel.js';
 import { rotateSecrets } from './rotation-scenario.js';
 
@@ -20,6 +22,8 @@ export interface Scenario {
   readonly run: (fleet: Fleet) => Promise<FaultFacts | undefined>;
   /** Run only when --only names it (not in a plain `make fleet`). */
   readonly optional?: boolean;
+  /** Run only on a fleet whose Redis runs this way (the Sentinel scenarios, the cluster's). */
+  readonly redis?: RedisMode;
 }
 
 /** A scenario that measures nothing of its own. */
@@ -59,6 +63,10 @@ export interface FaultFacts {
   readonly promotionMs: number;
   /** The 1-minute load average when the primary was killed. */
   readonly loadAverage: number;
+  /** Redis Cluster: the organizations whose slots were on the killed primary, the host killed and the one promoted. */
+  readonly orgs?: readonly string[];
+  readonly killed?: string;
+  readonly promoted?: string;
 }
 
 /**
@@ -134,6 +142,18 @@ export const SCENARIOS: readonly Scenario[] = [
   { name: 'authz rolling restart', run: plain((f) => rolling(f, AUTHZ)) },
   { name: 'envoy drain + restart', run: plain((f) => drainEnvoy(f, 'gateway-1')) },
   { name: 'secret rotation', run: plain(rotateSecrets) },
-  { name: 'redis primary killed', run: (f) => redisFailover(f, 'after-promotion') },
-  { name: 'redis primary restarted before demotion', run: (f) => redisFailover(f, 'before-demotion'), optional: true },
+  { name: 'redis primary killed', run: (f) => redisFailover(f, 'after-promotion'), redis: 'sentinel' },
+  { name: 'redis primary restarted before demotion', run: (f) => redisFailover(f, 'before-demotion'), optional: true, redis: 'sentinel' },
+  {
+    // The primary of org-a's slot: org-a's requests fail closed until its replica is promoted
+    // and has a replica again (the killed node, back); the other primaries' organizations are served.
+    name: 'redis cluster primary killed',
+    run: (f) => clusterFailover(f.cluster as NonNullable<Fleet['cluster']>, f.supervisors, LOAD_ORGS[0], LOAD_ORGS),
+    redis: 'cluster',
+  },
 ];
+
+/** The scenarios a fleet whose Redis runs as `redis` can run (all but the other mode's). */
+export function scenariosFor(redis: RedisMode): readonly Scenario[] {
+  return SCENARIOS.filter((s) => s.redis === undefined || s.redis === redis);
+}

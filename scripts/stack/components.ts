@@ -40,6 +40,8 @@ export interface ServiceContract {
   /** host:port,… of Redis Sentinels; when set, authz finds the primary through them. */
   readonly redisSentinels?: string;
   readonly redisSentinelName?: string;
+  /** host:port,… of a Redis Cluster's seed nodes (REDIS_CLUSTER_NODES; not with redisSentinels). */
+  readonly redisClusterNodes?: string;
   /**
    * The embedder's own Redis user (settlement only), which authz creates and keeps (its rules
    * name the settlement's secret namespace); without it, the embedder uses REDIS_URL's.
@@ -66,6 +68,7 @@ function redisEnv(svc: ServiceContract): Record<string, string> {
     REDIS_URL: svc.redisUrl,
     ...(svc.redisKeyPrefix ? { REDIS_KEY_PREFIX: svc.redisKeyPrefix } : {}),
     ...(svc.redisSentinels ? { REDIS_SENTINELS: svc.redisSentinels, REDIS_SENTINEL_NAME: svc.redisSentinelName ?? 'ctg' } : {}),
+    ...(svc.redisClusterNodes ? { REDIS_CLUSTER_NODES: svc.redisClusterNodes } : {}),
   };
 }
 

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FleetReport } from '../../scripts/fleet/report.js';
-import { SCENARIOS } from '../../scripts/fleet/scenarios.js';
+import { scenariosFor } from '../../scripts/fleet/scenarios.js';
 import { repoRoot } from '../../scripts/stack/components.js';
 import { waitFor } from '../support/process.js';
 
@@ -106,7 +106,11 @@ describe('make fleet', () => {
 
     const r = JSON.parse(readFileSync(out, 'utf8')) as FleetReport;
     expect(run.log()).toContain('failed_total');
-    expect(r.scenarios.map((s) => s.name)).toEqual(SCENARIOS.filter((s) => !s.optional).map((s) => s.name));
+    expect(r.scenarios.map((s) => s.name)).toEqual(
+      scenariosFor('sentinel')
+        .filter((s) => !s.optional)
+        .map((s) => s.name),
+    );
     const byName = Object.fromEntries(r.scenarios.map((s) => [s.name, s]));
     for (const s of r.scenarios) {
       expect(s.requests, s.name).toBeGreaterThan(10);
