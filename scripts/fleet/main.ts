@@ -253,7 +253,7 @@ async function main(): Promise<number> {
   for (const u of orgUsage)
     process.stdout.write(
       `cluster usage ${u.org} (slot ${u.slot}, on ${u.primary}): ${u.returned} 200s / ${u.returned_tokens} tokens; ` +
-        `${u.records} records / ${u.recorded_tokens} tokens; missing ${u.missing}, duplicates ${u.duplicates}, extra ${u.extra}: ${u.exact ? 'exact' : 'NOT EXACT'}` +
+        `${u.records} records / ${u.recorded_tokens} tokens; missing ${u.missing}, duplicates ${u.duplicates}, extra ${u.extra} (${u.in_flight} of requests that failed in flight): ${u.exact ? 'exact' : 'NOT EXACT'}` +
         `${u.exact ? '' : ` ${JSON.stringify({ missing: u.missing_ids, duplicates: u.duplicate_ids, extra: u.extra_records })}`}\n`,
     );
   // A rotation done by the book fails no request from its first step on and loses no usage (deploy/README.md).
