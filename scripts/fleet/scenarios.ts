@@ -13,7 +13,7 @@ import { waitFor } from '../stack/probes.js';
 import { AUTHZ, EMBEDDERS, REDIS_HOSTS, adminPort, startAsPrimaryFile, type Fleet, type RedisMode } from './fleet.js';
 import { clusterFailover } from './cluster.js';
 import { LOAD_ORGS } from './load.js';
-import { failoverStarted, redisHostAt, sentinelPrimary, sentinelsReady } from './sentinel.js';
+import { failoverStarted, redisHostAt, sentinelPrimary, sentinelsReady, shortenTilt } from './sentinel.js';
 import { rotateSecrets } from './rotation-scenario.js';
 
 export interface Scenario {
@@ -82,6 +82,7 @@ export interface FaultFacts {
  *   acknowledges out of what the demotion throws away.
  */
 async function redisFailover(fleet: Fleet, restart: 'after-promotion' | 'before-demotion'): Promise<FaultFacts> {
+  await shortenTilt(fleet);
   // Bounded: a Sentinel learns replicas from the primary's INFO every 10 s.
   await waitFor('every Sentinel to know both replicas and the other Sentinels', () => sentinelsReady(fleet), 60_000);
   const before = await sentinelPrimary(fleet);
