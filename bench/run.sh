@@ -12,7 +12,7 @@
 #     wait        (not in all) the cost of the durable 200 (issue 28): the gateway path with a Redis
 #                 replica and SETTLEMENT_MIN_REPLICAS=1 (WAIT 1 500 after each usage record) against
 #                 a standalone Redis without WAIT, alternated 4 rounds: whole-path and Redis CPU per
-#                 request at 500 req/s, p50/p99 at 100 req/s and the added p50 (~4 min; its own
+#                 request at 500 req/s, p50/p99 at 100 req/s and the added p50 (~3 min; its own
 #                 three redis-servers, whatever BENCH_REDIS_URL says)
 #     --quick     short measurements (a smoke run, not figures to quote)
 # Prints a table and writes bench/results/latest.json. Expects `make up` to have installed the
