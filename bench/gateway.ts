@@ -65,7 +65,7 @@ function paths(stack: BenchStack): Path[] {
   ];
 }
 
-async function atRate(path: Path, body: string, rate: number, seconds: number): Promise<LoadResult> {
+export async function atRate(path: Path, body: string, rate: number, seconds: number): Promise<LoadResult> {
   return runHey({ url: path.url, headers: path.headers, body, rate, workers: workersFor(rate), seconds, timeoutS: 10 });
 }
 

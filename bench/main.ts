@@ -13,6 +13,9 @@
  * Part `batch` (bench/batch.ts): the Batch API's goals on the default model.
  * Part `cost` (not in the default parts): the two per-request costs only, three rounds each, for
  * comparing variants one after another.
+ * Part `wait` (not in the default parts, bench/wait.ts): the gateway path with and without a Redis
+ * replica and SETTLEMENT_MIN_REPLICAS=1 (the `WAIT` after each usage record), alternated; it
+ * starts its own three redis-servers whatever --redis-url says.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -24,6 +27,7 @@ import { runScriptJson } from './child-json.ts';
 import { measureModel, type ModelEfficiency } from './efficiency.ts';
 import { useEmbedderEntry } from './embedder-service.ts';
 import { measureGateway, measurePathCost } from './gateway.ts';
+import { measureWait } from './wait.ts';
 import { readManifest } from './model-inputs.ts';
 import { stopAll, type Service } from './processes.ts';
 import { startBenchRedis } from './redis-server.ts';
@@ -131,7 +135,8 @@ async function baseline(tree: string, gatewayModelDir: string): Promise<Baseline
 
 async function main(): Promise<void> {
   const results: RunResults = { loadAtStart: loadavg()[0] ?? 0 };
-  if (redisUrl === 'own') {
+  // Part `wait` alone starts its own servers (bench/wait.ts).
+  if (redisUrl === 'own' && [...parts].some((p) => p !== 'wait')) {
     const redis = await startBenchRedis();
     ownRedis = redis.service;
     redisUrl = redis.url;
@@ -180,6 +185,21 @@ async function main(): Promise<void> {
       log(`gateway of the older tree in ${tree}`);
       results.baseline = await baseline(tree, dir);
     }
+  }
+  if (parts.has('wait')) {
+    const dir = values['gateway-model'] as string;
+    const modelId = readManifest(dir).id;
+    log('wait: the path with a replica and WAIT 1 against a standalone Redis, alternated');
+    results.loadAtWait = loadavg()[0] ?? 0;
+    results.gatewayModel = modelId;
+    results.wait = await measureWait(
+      dir,
+      modelId,
+      stackPaths(),
+      embedderEnv,
+      { seconds: quick ? 3 : 10, rounds: quick ? 2 : 4, cpuRate: 500, latencyRate: 100 },
+      () => loadavg()[0] ?? 0,
+    );
   }
   if (parts.has('batch')) {
     log('batch: throughput vs raw ONNX Runtime, online p99 during a batch, fairness between batches (default model)');

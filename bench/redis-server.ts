@@ -15,13 +15,32 @@ export interface BenchRedis {
   url: string;
 }
 
-/** Starts an empty redis-server under .local/bench/redis; processes.ts stops it with the rest. */
-export async function startBenchRedis(): Promise<BenchRedis> {
+/** A second server's name (its folder and log), and a primary to replicate or extra settings. */
+export interface BenchRedisOptions {
+  name?: string;
+  /** `HOST PORT` of the primary this server replicates. */
+  replicaOf?: string;
+  extraArgs?: string[];
+}
+
+/** Starts an empty redis-server under .local/bench/<name>; processes.ts stops it with the rest. */
+export async function startBenchRedis(options: BenchRedisOptions = {}): Promise<BenchRedis> {
+  const name = options.name ?? 'redis';
   const port = await freePort();
-  const dir = resolve('.local/bench/redis');
+  const dir = resolve(`.local/bench/${name}`);
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
   mkdirSync(resolve('.local/bench/logs'), { recursive: true });
-  const service = await startService(redisComponent({ bind: '127.0.0.1', port, dir, logFile: resolve('.local/bench/logs/redis.log') }));
+  const service = await startService(
+    redisComponent({
+      name,
+      bind: '127.0.0.1',
+      port,
+      dir,
+      logFile: resolve(`.local/bench/logs/${name}.log`),
+      ...(options.replicaOf ? { replicaOf: options.replicaOf } : {}),
+      ...(options.extraArgs ? { extraArgs: options.extraArgs } : {}),
+    }),
+  );
   return { service, url: `redis://127.0.0.1:${port}` };
 }

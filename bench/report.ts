@@ -8,6 +8,8 @@ import { availableParallelism, cpus, loadavg, totalmem } from 'node:os';
 import type { AuthzResult } from './authz.ts';
 import type { ModelEfficiency } from './efficiency.ts';
 import type { CpuAtRate, GatewayResult, PathCost } from './gateway.ts';
+import type { WaitResult } from './wait.ts';
+import { perCoreRate } from './wait-summary.ts';
 
 /** An older tree's gateway measured in the same run (bench/baseline.ts). */
 export interface BaselineResult {
@@ -34,6 +36,10 @@ export interface RunResults {
   pathCost?: PathCost;
   /** The Batch API's goals (bench/batch.ts). */
   batch?: BatchBenchResult;
+  /** Part `wait` (bench/wait.ts): the path with a replica and WAIT against a standalone Redis. */
+  wait?: WaitResult;
+  /** 1-minute load average when the wait part started. */
+  loadAtWait?: number;
 }
 
 /** The issue's goals, checked against the headline numbers. */
@@ -118,6 +124,22 @@ export function headline(r: RunResults): Record<string, number | string> {
     out.batch_online_p99_ratio = round(r.batch.online.p99Ratio, 3);
     out.batch_fairness_shares = r.batch.fairness.shares.join(' / ');
   }
+  if (r.wait) {
+    const w = r.wait;
+    out.wait_cpu_ms_per_req_500 = round(w.wait.cpuMs, 3);
+    out.wait_standalone_cpu_ms_per_req_500 = round(w.standalone.cpuMs, 3);
+    out.wait_added_cpu_ms_per_req = round(w.addedCpuMs, 3);
+    out.wait_cpu_ratio = round(w.cpuRatio, 3);
+    out.wait_redis_primary_cpu_ms_per_req = round(w.wait.primaryMs, 3);
+    out.wait_redis_replica_cpu_ms_per_req = round(w.wait.replicaMs, 3);
+    out.wait_standalone_redis_cpu_ms_per_req = round(w.standalone.primaryMs, 3);
+    out.wait_p50_ms_100 = round(w.wait.p50Ms);
+    out.wait_p99_ms_100 = round(w.wait.p99Ms);
+    out.wait_added_p50_ms_100 = round(w.addedP50Ms);
+    out.wait_added_p99_ms_100 = round(w.addedP99Ms);
+    out.wait_rounds = w.rounds;
+    if (r.loadAtWait !== undefined) out.load_average_1m_wait = round(r.loadAtWait);
+  }
   const peaks = [...(r.efficiency ?? []).map((m) => m.embedderRssMb.peak), r.gateway?.memoryMb.embedder?.peak ?? 0];
   if (peaks.some((p) => p > 0)) out.embedder_rss_mb_peak = Math.round(Math.max(...peaks));
   return out;
@@ -164,6 +186,7 @@ export function table(r: RunResults, merged: Record<string, unknown>): string {
   if (r.pathCost) lines.push(...pathCostLines(r.pathCost));
   if (r.baseline) lines.push(...baselineLines(r.baseline));
   if (r.authz) lines.push(...authzLines(r.authz));
+  if (r.wait) lines.push(...waitLines(r.wait));
   lines.push(`\nHeadline (bench/results/${String(merged.label ?? 'latest')}.json)`);
   const goals = (merged.goals_met ?? {}) as Record<string, boolean>;
   for (const [k, v] of Object.entries(merged)) {
@@ -262,6 +285,23 @@ function baselineLines(b: BaselineResult): string[] {
   for (const st of b.steps)
     lines.push(
       `    ${String(st.rate).padStart(5)}/s → ${fmt(st.okPerS, 0)}/s p99 ${fmt(st.p99Ms, 1)} ms${st.non200 ? ` non-200 ${st.non200}` : ''} ${st.pass ? 'ok' : 'FAIL'}`,
+    );
+  return lines;
+}
+
+function waitLines(w: WaitResult): string[] {
+  const side = (name: string, s: WaitResult['wait']): string =>
+    `  ${name.padEnd(30)} ${fmt(s.cpuMs, 3).padStart(7)} ms (Redis primary ${fmt(s.primaryMs, 3)}, replica ${fmt(s.replicaMs, 3)})   p50 ${fmt(s.p50Ms, 2)} ms  p99 ${fmt(s.p99Ms, 2)} ms`;
+  const lines = [
+    `\nWAIT after each usage record (issue 28) — median of ${w.rounds} alternated rounds: CPU per request at ${w.cpuRate} req/s, latency at ${w.latencyRate} req/s`,
+    side('standalone Redis, no WAIT', w.standalone),
+    side(`replica + WAIT 1 ${w.waitMs}`, w.wait),
+    `  added (median of each round's own difference): CPU ${fmt(w.addedCpuMs, 3)} ms/request (Redis ${fmt(w.addedRedisCpuMs, 3)}), ×${fmt(w.cpuRatio, 3)} (rounds ${fmt(w.cpuRatioRange[0], 3)}–${fmt(w.cpuRatioRange[1], 3)}); p50 ${fmt(w.addedP50Ms, 2)} ms, p99 ${fmt(w.addedP99Ms, 2)} ms`,
+    `  one Redis primary's core: ${fmt(perCoreRate(w.standalone.primaryMs), 0)} requests/s standalone, ${fmt(perCoreRate(w.wait.primaryMs), 0)} with a replica and WAIT`,
+  ];
+  for (const x of w.runs)
+    lines.push(
+      `    round ${x.round} ${x.side.padEnd(10)} load ${fmt(x.load, 2)}  ${cpuLine('whole path', x.cpu)}; at ${x.latency.rate}/s p50 ${fmt(x.latency.p50Ms, 2)} p99 ${fmt(x.latency.p99Ms, 2)} ms${x.latency.non200 ? ` non-200 ${x.latency.non200}` : ''}`,
     );
   return lines;
 }

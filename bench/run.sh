@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make bench`: measures the gateway against its baselines in one run (see BENCHMARKS.md).
-#   bash bench/run.sh [all|efficiency|gateway|authz|batch|quant] [--quick]
+#   bash bench/run.sh [all|efficiency|gateway|authz|batch|quant|wait] [--quick]
 #     all         (default) efficiency, gateway overhead + memory, authz capacity, batch (~13 min)
 #     efficiency  embedder vs raw onnxruntime-node vs transformers.js, default + generated model
 #     gateway     direct vs Envoy + authz over TLS: highest rate with p99 < 50 ms, whole-path CPU per
@@ -9,6 +9,11 @@
 #     batch       the Batch API on the default model: throughput vs raw onnxruntime-node, online p99
 #                 alone and during a batch, fairness between two organizations' batches
 #     quant       int8 dynamic quantisation of the default model: cosine vs fp32 and speed
+#     wait        (not in all) the cost of the durable 200 (issue 28): the gateway path with a Redis
+#                 replica and SETTLEMENT_MIN_REPLICAS=1 (WAIT 1 500 after each usage record) against
+#                 a standalone Redis without WAIT, alternated 4 rounds: whole-path and Redis CPU per
+#                 request at 500 req/s, p50/p99 at 100 req/s and the added p50 (~3 min; its own
+#                 three redis-servers, whatever BENCH_REDIS_URL says)
 #     --quick     short measurements (a smoke run, not figures to quote)
 # Prints a table and writes bench/results/latest.json. Expects `make up` to have installed the
 # stack's pieces (it is not used: the bench starts its own processes, its own redis-server
@@ -25,9 +30,9 @@ export ORT_DISABLE_TELEMETRY=1
 part="all"; quick=()
 for arg in "$@"; do
   case "$arg" in
-    all|efficiency|gateway|authz|batch|quant) part="$arg" ;;
+    all|efficiency|gateway|authz|batch|quant|wait) part="$arg" ;;
     --quick) quick=(--quick) ;;
-    *) echo "usage: bash bench/run.sh [all|efficiency|gateway|authz|batch|quant] [--quick]" >&2; exit 2 ;;
+    *) echo "usage: bash bench/run.sh [all|efficiency|gateway|authz|batch|quant|wait] [--quick]" >&2; exit 2 ;;
   esac
 done
 say() { echo "bench: $*" >&2; }
@@ -62,8 +67,8 @@ if [[ "$part" == "quant" ]]; then
   exit 0
 fi
 
-if [[ "$part" == "all" || "$part" == "gateway" || "$part" == "authz" || "$part" == "batch" ]]; then
-  if [[ "$bench_redis" == own ]]; then
+if [[ "$part" == "all" || "$part" == "gateway" || "$part" == "authz" || "$part" == "batch" || "$part" == "wait" ]]; then
+  if [[ "$bench_redis" == own || "$part" == "wait" ]]; then
     command -v redis-server >/dev/null 2>&1 || { say "redis-server is not installed (make up installs it)"; exit 1; }
   else
     redis-cli -u "$bench_redis" ping >/dev/null 2>&1 || { say "no Redis answers at $bench_redis"; exit 1; }

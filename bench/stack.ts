@@ -7,7 +7,7 @@ import { issueGrant } from '../test/support/settlement.js';
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { signGrant } from '../contract/grant.ts';
 import { GRANT_HEADER } from '../contract/headers.ts';
@@ -44,6 +44,8 @@ export interface StackPaths {
   authzEntry?: string;
   /** Tuning runs: parts of Envoy's filter chain left out (bench/envoy-strip.ts). */
   envoyStrip?: string[];
+  /** A folder under .local/bench for this stack's Envoy config, when two stacks run side by side (bench/wait.ts). */
+  name?: string;
 }
 
 /** The authz environment for a bench: random Redis prefix and secret, limits far above any bench rate. */
@@ -198,7 +200,9 @@ export async function startBenchStack(
     const embedder = await startEmbedder(modelDir, modelId, { ...embedderEnv, MODEL_ID: modelId, ...authz.embedderEnv });
     started.push(embedder.service);
     const embedderPort = Number(new URL(embedder.baseUrl).port);
-    const configFile = resolve('.local/bench/envoy.yaml');
+    // Its caller-token SDS file goes next to it (Envoy watches that file): two stacks, two folders.
+    const configFile = resolve(`.local/bench/${paths.name ? `${paths.name}/` : ''}envoy.yaml`);
+    mkdirSync(dirname(configFile), { recursive: true });
     writeLocalEnvoyConfig({
       svc,
       logDir,
