@@ -15,6 +15,7 @@
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
+import { MIN_REPLICAS } from '../scripts/fleet/fleet.ts';
 import { embeddingBody } from './embedder-service.ts';
 import { atRate, cpuAtRate, type CpuAtRate, type Path } from './gateway.ts';
 import { stopService, type Service } from './processes.ts';
@@ -27,17 +28,8 @@ const run = promisify(execFile);
 /** The production wait (deploy/kubernetes/base/embedder.env SETTLEMENT_WAIT_MS). */
 export const PRODUCTION_WAIT_MS = 500;
 
-/** As deploy/kubernetes/components/redis-sentinel/start.sh writes them for every Redis node. */
-const PRIMARY_ARGS = [
-  '--min-replicas-to-write',
-  '1',
-  '--min-replicas-max-lag',
-  '2',
-  '--repl-diskless-sync',
-  'yes',
-  '--repl-diskless-sync-delay',
-  '5',
-];
+/** As deploy/kubernetes/components/redis-sentinel/start.sh writes them for every Redis node (the fleet's copy). */
+const PRIMARY_ARGS = [...MIN_REPLICAS];
 
 /** Options: seconds per measured run, rounds, the two rates. */
 export interface WaitOptions {
