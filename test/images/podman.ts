@@ -38,12 +38,8 @@ export class PodNetwork {
   readonly name = `ctg-images-${randomBytes(4).toString('hex')}`;
   private readonly started: string[] = [];
 
-  /** The network's DNS server (podman's aardvark-dns, on the network's gateway address). */
-  private readonly dns: string;
-
   constructor() {
     podman(['network', 'create', this.name]);
-    this.dns = podman(['network', 'inspect', this.name, '--format', '{{range .Subnets}}{{.Gateway}}{{end}}']).trim();
   }
 
   /** Starts `spec` restricted as the manifests restrict every container; returns its name. */
@@ -80,13 +76,6 @@ export class PodNetwork {
       '--user',
       spec.user,
     ];
-    // Name lookups as a cluster's DNS answers them: from the network's own server only, one query
-    // per name, 1 s at most. Left to podman's defaults (its server, then the host's; a search
-    // domain; 5 s a try), a lookup of a removed container's name sometimes hung 5-10 s: Redis
-    // Sentinel resolves the lost primary's name every second, blocking, and went into TILT after
-    // each hang (one make test-images run never promoted). The TILT itself is tested on purpose
-    // (redis-sentinel.check.ts freezes the Sentinels). A pod's second container shares its namespace.
-    if (!spec.podOf) args.push('--dns', this.dns, '--dns-search', '.', '--dns-option', 'timeout:1', '--dns-option', 'attempts:1');
     for (const alias of spec.aliases ?? []) args.push('--network-alias', alias);
     for (const [key, value] of Object.entries(spec.env ?? {})) args.push('--env', `${key}=${value}`);
     for (const [host, path] of Object.entries(spec.mounts ?? {})) args.push('--volume', `${host}:${path}:ro,Z`);
