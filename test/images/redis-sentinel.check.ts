@@ -113,23 +113,26 @@ function tiltsSince(name: string, since: number): number {
   return `${run.stdout}${run.stderr}`.split('\n').filter((line) => line.includes('+tilt #tilt mode entered')).length;
 }
 
-/** A Sentinel command over TLS with the Sentinel password, inside pod N. */
-function sentinel(ordinal: number, ...args: string[]): string {
+/** redis-cli over TLS inside `container` (of this network), with `password` from the environment, never argv. */
+function tlsCli(container: string, password: string, ...args: string[]): string {
   return podman([
     'exec',
     '-e',
-    `REDISCLI_AUTH=${sentinelPassword}`,
-    `${net.name}-ctg-redis-${ordinal}-sentinel`,
+    `REDISCLI_AUTH=${password}`,
+    `${net.name}-${container}`,
     'redis-cli',
     '--tls',
     '--cacert',
     '/etc/ctg/redis-tls/ca.crt',
     '-h',
     'localhost',
-    '-p',
-    '26379',
     ...args,
   ]).trim();
+}
+
+/** A Sentinel command over TLS with the Sentinel password, inside pod N. */
+function sentinel(ordinal: number, ...args: string[]): string {
+  return tlsCli(`ctg-redis-${ordinal}-sentinel`, sentinelPassword, '-p', '26379', ...args);
 }
 
 /**
@@ -320,21 +323,7 @@ afterAll(() => {
 });
 
 /** redis-cli in pod `ordinal`'s Redis container, as the embedder's user or as the full (default) user. */
-const cli = (ordinal: number, auth: string[], ...args: string[]) =>
-  podman([
-    'exec',
-    '-e',
-    `REDISCLI_AUTH=${auth[0]}`,
-    `${net.name}-ctg-redis-${ordinal}`,
-    'redis-cli',
-    '--tls',
-    '--cacert',
-    '/etc/ctg/redis-tls/ca.crt',
-    '-h',
-    'localhost',
-    ...auth.slice(1),
-    ...args,
-  ]).trim();
+const cli = (ordinal: number, auth: string[], ...args: string[]) => tlsCli(`ctg-redis-${ordinal}`, auth[0]!, ...auth.slice(1), ...args);
 const asEmbedder = (ordinal: number, ...args: string[]) => cli(ordinal, [embedderPassword, '--user', embedderUser], ...args);
 const asFull = (ordinal: number, ...args: string[]) => cli(ordinal, [password], ...args);
 const primaryOf = (ordinal: number) => sentinel(ordinal, 'SENTINEL', 'get-master-addr-by-name', 'ctg').split('\n')[0];
