@@ -5,7 +5,8 @@
  * idle half, and the files that bound a time still run with nothing of the suite beside them.
  * `stack` prints as it runs; the others' output is kept and printed when all three are done, so
  * the log reads one lane at a time. Ends with one `Tests: N passed, N failed, N skipped` line for the
- * whole run and exits non-zero when any lane failed.
+ * whole run, under each failed file (or error) and its first message line, and exits non-zero when
+ * any lane failed.
  *   node --import tsx scripts/test/lanes.ts [vitest args…]
  */
 import { spawn } from 'node:child_process';
@@ -17,6 +18,8 @@ interface Counts {
   passed: number;
   failed: number;
   skipped: number;
+  /** Each failed file or error, with its first message line (test/support/summary-reporter.ts). */
+  failures?: Array<{ file: string; error: string }>;
 }
 
 const dir = join(repoRoot, '.local', 'test-lanes');
@@ -44,7 +47,7 @@ function counts(name: string): Counts {
     return JSON.parse(readFileSync(join(dir, `${name}.json`), 'utf8')) as Counts;
   } catch {
     // A lane that ended before its reporter ran (it could not start, or was killed) counts as a failure.
-    return { passed: 0, failed: 1, skipped: 0 };
+    return { passed: 0, failed: 1, skipped: 0, failures: [{ file: `lane ${name}`, error: 'ended before its reporter ran' }] };
   }
 }
 
@@ -60,13 +63,18 @@ for (const name of kept)
 process.stdout.write('── lane timing ──\n');
 codes.timing = await lane('timing');
 
-const total = Object.keys(codes)
-  .map(counts)
-  .reduce((sum, c) => ({ passed: sum.passed + c.passed, failed: sum.failed + c.failed, skipped: sum.skipped + c.skipped }), {
+const lanes = Object.keys(codes).map((name) => ({ name, ...counts(name) }));
+// The failures last, above the closing lines, where a CI log's tail shows them.
+for (const { name, failures = [] } of lanes)
+  for (const { file, error } of failures) process.stdout.write(`FAILED [${name}] ${file}\n  ${error}\n`);
+const total = lanes.reduce(
+  (sum, c) => ({ passed: sum.passed + c.passed, failed: sum.failed + c.failed, skipped: sum.skipped + c.skipped }),
+  {
     passed: 0,
     failed: 0,
     skipped: 0,
-  });
+  },
+);
 process.stdout.write(
   `\nLanes: ${Object.entries(codes)
     .map(([n, c]) => `${n} ${c === 0 ? 'passed' : `failed (exit ${c})`}`)
