@@ -4,6 +4,8 @@
  * immediate, and an outage still fails closed. Redis round trips are counted twice: by spying
  * on the store, and by MONITOR on a separate connection (filtered by this test's prefix).
  */
+import { once } from 'node:events';
+import { connect } from 'node:net';
 import * as grpc from '@grpc/grpc-js';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -18,16 +20,50 @@ const NOW = Date.parse('2030-01-01T00:00:00Z');
 const TTL_MS = 1000;
 const UNKNOWN = `Bearer CTG_ZZZZZZZZZZZZ_${'A'.repeat(38)}`;
 
-/** Redis commands sent under `prefix` (or calling its check function) by clients (not by Lua scripts), in execution order. */
+/** One MONITOR line's arguments (`"set" "k" "v"`, C escapes) and source (`127.0.0.1:5000`, or `lua`). */
+function monitorLine(line: string): { args: string[]; source: string } {
+  const source = /^\+[\d.]+ \[\d+ ([^\]]+)\]/.exec(line)?.[1] ?? '';
+  const args = [...line.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map(([, quoted]) =>
+    quoted!.replace(/\\x([0-9a-f]{2})|\\(.)/g, (_, hex: string | undefined, char: string) =>
+      hex ? String.fromCharCode(Number.parseInt(hex, 16)) : char,
+    ),
+  );
+  return { args, source };
+}
+
+/**
+ * Redis commands sent under `prefix` (or calling its check function) by clients (not by Lua
+ * scripts), in execution order. MONITOR is read on a plain socket: ioredis's monitor mode
+ * fails ("Command queue state error") when the first monitored command arrives in the same read
+ * as MONITOR's +OK, which the shared Redis's traffic from the other lanes made happen in `make test`.
+ */
 async function startMonitor(prefix: string) {
   const checkFunction = settlementFunctionNames(prefix).check;
   const redis = new Redis(TEST_REDIS_URL);
-  const monitor = await redis.monitor();
+  const url = new URL(TEST_REDIS_URL);
+  const socket = connect(Number(url.port || 6379), url.hostname);
+  await once(socket, 'connect');
   let seen: string[][] = [];
   let sentinels = 0;
-  monitor.on('monitor', (_time: string, args: string[], source: string) => {
-    if (source !== 'lua' && args.some((arg) => arg.startsWith(prefix) || arg === checkFunction)) seen.push(args);
+  let pending = '';
+  let monitoring: (() => void) | undefined;
+  const auth = url.password ? [url.username || 'default', decodeURIComponent(url.password)] : [];
+  // Inline commands, answered in order: AUTH's +OK (if any), then MONITOR's.
+  let oks = auth.length ? 2 : 1;
+  const started = new Promise<void>((resolve) => (monitoring = resolve));
+  socket.setEncoding('utf8').on('data', (chunk: string) => {
+    const lines = (pending + chunk).split('\r\n');
+    pending = lines.pop()!;
+    for (const line of lines) {
+      if (line.startsWith('-')) throw new Error(`MONITOR refused: ${line}`);
+      if (line === '+OK' && --oks === 0) monitoring?.();
+      const { args, source } = monitorLine(line);
+      if (source !== 'lua' && args.some((arg) => arg.startsWith(prefix) || arg === checkFunction)) seen.push(args);
+    }
   });
+  if (auth.length) socket.write(`AUTH ${auth.join(' ')}\r\n`);
+  socket.write('MONITOR\r\n');
+  await started;
   return {
     /** The commands since the last call; a sentinel command marks the end, since MONITOR is asynchronous. */
     async take(): Promise<string[][]> {
@@ -40,7 +76,7 @@ async function startMonitor(prefix: string) {
       return taken;
     },
     async stop(): Promise<void> {
-      monitor.disconnect();
+      socket.destroy();
       redis.disconnect();
     },
   };

@@ -6,6 +6,7 @@ import { envoyCheck, headerMap, startAuthz, testConfig, TEST_MODEL, type Running
 import { TEST_GRANT_SECRET } from '../support/settlement.js';
 import { testPrefix } from '../support/redis-store.js';
 import { addKey, addOrg } from './fixtures.js';
+import { mistyped } from '../support/mistype.js';
 
 const NOW = Date.parse('2030-01-01T00:00:00Z');
 let now = NOW;
@@ -117,7 +118,7 @@ describe('Check: 401', () => {
   });
 
   it('answers a wrong secret for a real key id with invalid_api_key', async () => {
-    const wrong = `${good.key.slice(0, -1)}${good.key.endsWith('A') ? 'B' : 'A'}`;
+    const wrong = mistyped(good.key);
     await expectDenied({ authorization: `Bearer ${wrong}` }, 401, 'invalid_api_key');
   });
 

@@ -12,6 +12,7 @@ import { createKey, createOrg, orgName, orgWithKey, revokeKey, usage, waitForUsa
 import { waitFor } from '../support/process.js';
 import { startStack, type Stack } from '../support/stack.js';
 import type { GatewayResponse } from '../support/stack-client.js';
+import { mistyped } from '../support/mistype.js';
 
 let stack: Stack;
 let key: CreatedKey;
@@ -52,7 +53,7 @@ describe('401', () => {
     ['a non-Bearer scheme', () => `Basic ${Buffer.from('a:b').toString('base64')}`, 'malformed_api_key'],
     ['a key of the wrong shape', () => 'Bearer CTG_short', 'malformed_api_key'],
     ['a well-formed key nobody issued', () => `Bearer CTG_${'A'.repeat(12)}_${'B'.repeat(38)}`, 'invalid_api_key'],
-    ['a real key id with a wrong secret', () => `Bearer ${key.key.slice(0, -1)}${key.key.endsWith('A') ? 'B' : 'A'}`, 'invalid_api_key'],
+    ['a real key id with a wrong secret', () => `Bearer ${mistyped(key.key)}`, 'invalid_api_key'],
   ])('%s is %s with www-authenticate: Bearer and no rate-limit headers', async (_name, auth, code) => {
     const res = await post(auth(), {}, { 'x-request-id': `deny-${code}` });
     expectDenial(res, code);

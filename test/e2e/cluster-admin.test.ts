@@ -78,7 +78,7 @@ beforeAll(async () => {
     logLevel: 'silent',
   });
   authz = await startAuthz(testConfig(prefix, { redisUrl: 'redis://127.0.0.1' }), { clusterNodes: NODES });
-}, 60_000);
+});
 
 afterAll(async () => {
   await app?.close();

@@ -49,7 +49,7 @@ beforeAll(async () => {
     { REDIS_CLUSTER_NODES: testCluster.nodes, BATCH_POLL_MS: '50', BATCH_LEASE_MS: '3000' },
   );
   ns = (await cluster.get(settlementNsKey(stack.svc.redisKeyPrefix)))!;
-}, 90_000);
+});
 
 afterAll(async () => {
   await stack?.stop();

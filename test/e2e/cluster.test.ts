@@ -50,7 +50,7 @@ beforeAll(async () => {
     {},
     { REDIS_CLUSTER_NODES: testCluster.nodes, SETTLEMENT_MIN_REPLICAS: '1' },
   );
-}, 60_000);
+});
 
 afterAll(async () => {
   await stack?.stop();

@@ -11,6 +11,7 @@ import { JSON_CONTENT_TYPE, PROBLEM_CONTENT_TYPE } from '../../openapi/problems.
 import { createKey, createOrg, orgName, orgWithKey, type CreatedKey } from '../support/stack-admin.js';
 import { repoRoot, startStack, type Stack } from '../support/stack.js';
 import type { GatewayResponse } from '../support/stack-client.js';
+import { mistyped } from '../support/mistype.js';
 
 const CANARY = 'Zebracanary-models-path';
 let stack: Stack;
@@ -77,7 +78,7 @@ describe('GET /v1/models through the gateway', () => {
 
   it('needs a valid key: none or a wrong one is 401, before the embedder is asked', async () => {
     expectProblem(await get('/v1/models', undefined), 401, 'missing_api_key');
-    expectProblem(await get(`/v1/models/${model()}`, { ...allowed, key: `${allowed.key.slice(0, -1)}Q` }, true), 401, 'invalid_api_key');
+    expectProblem(await get(`/v1/models/${model()}`, { ...allowed, key: mistyped(allowed.key) }, true), 401, 'invalid_api_key');
   });
 
   it('needs the embeddings endpoint: an organization without it is 403 endpoint_not_enabled', async () => {
