@@ -10,6 +10,7 @@
  * (REDIS_USERNAME with REDIS_PASSWORD[_FILE]: the embedder's settlement user) wins over the URL's.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { resolve } from 'node:path';
 import { Cluster, Redis, type RedisOptions } from 'ioredis';
 import type { EnvReader } from './env.js';
@@ -81,6 +82,8 @@ export function openRedis(target: RedisTarget, options: RedisOptions): Redis {
   }
   if (!target.sentinels || target.sentinels.length === 0) return new Redis(target.url, { ...options, ...(tls ? { tls } : {}), ...user });
   const callerRetry = options.retryStrategy;
+  // A sentinel's answer is one short reply: bounded like the caller's commands, at least 1 s.
+  const sentinelTimeoutMs = Math.max(1000, options.commandTimeout ?? 0);
   const redis = new Redis({
     ...options,
     // A reconnect is how a client finds a promoted primary (the failover detector below only
@@ -102,14 +105,23 @@ export function openRedis(target: RedisTarget, options: RedisOptions): Redis {
     role: 'master',
     ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
     ...(tls ? { tls, sentinelTLS: tls, enableTLSForSentinelMode: true } : {}),
-    // Subscribes to the sentinels' +switch-master, so a promotion is noticed at once.
+    // Subscribes to the sentinels' +switch-master, so a promotion is noticed at once; a
+    // sentinel connection of it that drops is made again within a second (ioredis: a minute,
+    // blind to a failover meanwhile), and a sentinel that accepts but does not answer (a frozen
+    // node) is given up after a bound, not waited on for ever.
     failoverDetector: true,
+    sentinelReconnectStrategy: () => SENTINEL_RESUBSCRIBE_MS,
+    sentinelCommandTimeout: sentinelTimeoutMs,
     sentinelRetryStrategy: (times) => Math.min(100 * times, 1000),
+    // A connection being dropped for a promoted primary is destroyed after 250 ms, not 2 s: a
+    // hung primary never acknowledges its end.
+    disconnectTimeout: SENTINEL_RECONNECT_MAX_MS,
     // A demoted primary answers writes with READONLY: drop that connection and ask the
     // sentinels again. The failed command is not resent (it surfaces as unavailable: fail closed).
     reconnectOnError: (error) => error.message.startsWith('READONLY'),
   });
-  reconnectWhenEnded(redis);
+  const stopWatching = watchPrimary(redis, target, tls, sentinelTimeoutMs);
+  reconnectWhenEnded(redis, stopWatching);
   return redis;
 }
 
@@ -118,18 +130,22 @@ export function openRedis(target: RedisTarget, options: RedisOptions): Redis {
  * disconnects it while it is still asking the sentinels for the primary: its connect rejects
  * "Connection is closed." and its status stays "end". make fleet's Redis scenarios hit it (an
  * embedder's store refused every command for the rest of the run). So an ended client connects
- * again, unless its owner closed it (disconnect() or quit()).
+ * again, unless its owner closed it (disconnect() or quit()); then `onClosed` runs.
  */
-function reconnectWhenEnded(redis: Redis): void {
+function reconnectWhenEnded(redis: Redis, onClosed: () => void): void {
   let closedByOwner = false;
+  const closed = () => {
+    if (!closedByOwner) onClosed();
+    closedByOwner = true;
+  };
   const disconnect = redis.disconnect.bind(redis);
   redis.disconnect = (reconnect = false) => {
-    if (!reconnect) closedByOwner = true;
+    if (!reconnect) closed();
     disconnect(reconnect);
   };
   const quit = redis.quit.bind(redis);
   redis.quit = ((...args: Parameters<Redis['quit']>) => {
-    closedByOwner = true;
+    closed();
     return quit(...args);
   }) as Redis['quit'];
   redis.on('end', () => {
@@ -138,6 +154,82 @@ function reconnectWhenEnded(redis: Redis): void {
       if (!closedByOwner && redis.status === 'end') redis.connect().catch(() => undefined);
     }, ENDED_RECONNECT_MS).unref();
   });
+}
+
+/**
+ * Asks the sentinels every second which primary they name, and reconnects the client when it is
+ * no longer the one they named when it connected. ioredis learns of a failover from
+ * +switch-master, a pub/sub message that reaches only the sentinel connections up at that
+ * moment; one missed is never repeated. A client on a hung primary (frozen, or cut off with its
+ * TCP connection still open) then times out every command, failing closed, until something else
+ * breaks the connection: make test-images met authz still there 45 s after a promotion. With
+ * the watch, a missed message costs at most a second (plus a sentinel's timeout per sentinel
+ * that does not answer). One connection to one sentinel at a time
+ * (the next one after a failure), one short command a second; returns what stops it.
+ */
+function watchPrimary(redis: Redis, target: RedisTarget, tls: { ca?: string } | undefined, timeoutMs: number): () => void {
+  const sentinels = target.sentinels ?? [];
+  let next = 0;
+  let sentinel: Redis | undefined;
+  let asking = false;
+  /** The primary the sentinels named when the client last became ready ('' until one answered). */
+  let named = '';
+  let readySince = 0;
+  const ask = async (): Promise<string | undefined> => {
+    if (!sentinel) {
+      const { host, port } = sentinels[next % sentinels.length]!;
+      sentinel = new Redis({
+        host,
+        port,
+        ...(target.sentinelPassword ? { password: target.sentinelPassword } : {}),
+        ...(tls ? { tls } : {}),
+        connectTimeout: timeoutMs,
+        commandTimeout: timeoutMs,
+        maxRetriesPerRequest: 0,
+        retryStrategy: () => null,
+        enableReadyCheck: false,
+      });
+      sentinel.on('error', () => undefined);
+    }
+    try {
+      const answer = await sentinel.call('SENTINEL', 'get-master-addr-by-name', target.sentinelName ?? 'ctg');
+      return Array.isArray(answer) ? `${answer[0]}:${answer[1]}` : undefined;
+    } catch {
+      // This sentinel is down, frozen or refuses us: the next one, next time.
+      sentinel.disconnect();
+      sentinel = undefined;
+      next += 1;
+      return undefined;
+    }
+  };
+  redis.on('ready', () => {
+    named = '';
+    readySince = Date.now();
+  });
+  const timer = setInterval(() => {
+    if (asking || redis.status !== 'ready') return;
+    asking = true;
+    const asked = readySince;
+    void ask()
+      .then((primary) => {
+        if (!primary || asked !== readySince || redis.status !== 'ready') return;
+        // Sentinels name primaries by IP unless told to announce hostnames: then the
+        // connection's own peer is compared; else the name they gave when it connected.
+        const peer = `${redis.stream?.remoteAddress?.replace(/^::ffff:/, '')}:${redis.stream?.remotePort}`;
+        const moved = isIP(primary.slice(0, primary.lastIndexOf(':'))) ? primary !== peer : named !== '' && primary !== named;
+        if (named === '') named = primary;
+        if (moved) redis.disconnect(true);
+      })
+      .finally(() => {
+        asking = false;
+      });
+  }, PRIMARY_WATCH_MS);
+  timer.unref();
+  return () => {
+    clearInterval(timer);
+    sentinel?.disconnect();
+    sentinel = undefined;
+  };
 }
 
 /**
@@ -188,6 +280,12 @@ export function isCluster(redis: Redis): boolean {
 }
 
 const SENTINEL_RECONNECT_MAX_MS = 250;
+
+/** How soon a failover detector's dropped sentinel connection is made again. */
+const SENTINEL_RESUBSCRIBE_MS = 1_000;
+
+/** How often a Sentinel client asks which primary the sentinels name (watchPrimary). */
+const PRIMARY_WATCH_MS = 1_000;
 
 /** How soon an ended Sentinel client connects again: as soon as ioredis's own retries would. */
 const ENDED_RECONNECT_MS = 100;
