@@ -1,7 +1,8 @@
 /**
  * The batcher's two lanes (issue 27): the Batch API's lines run only when no online input waits,
  * fair between organizations, and in smaller calls while online requests are about, so an
- * online request waits at most one small batch-lane call. Fake model and clock.
+ * online request waits at most one small batch-lane call (sharing the online model) or meets at
+ * most one small call beside its own (with a model of its own). Fake model and clock.
  */
 import { describe, expect, it } from 'vitest';
 import { Batcher, type BatchLimits } from '../../embedder/src/core/batcher.js';
@@ -90,26 +91,32 @@ describe('the batch lane', () => {
 });
 
 describe('the batch lane with a model of its own (a low-priority session)', () => {
-  it('runs beside online calls: an online request never waits for a batch-lane call', async () => {
+  it('runs beside online calls, never delaying one, but starts a call only while the online model is idle, cut small while online work is about', async () => {
     const online = fakeModel();
     const background = fakeModel();
-    const batcher = new Batcher(online.embed, LIMITS, undefined, undefined, background.embed);
+    const time = clock();
+    const batcher = new Batcher(online.embed, LIMITS, undefined, time.now, background.embed);
     const bulk = batcher.submit(
       'bulk',
       Array.from({ length: 24 }, (_, i) => row(100 + i)),
       undefined,
       'batch',
     );
-    expect(background.batchTags(0)).toEqual([100, 101, 102, 103, 104, 105, 106, 107]);
+    expect(background.batchTags(0)).toEqual([100, 101, 102, 103, 104, 105, 106, 107]); // no online work: a full call
     expect(online.calls).toHaveLength(0); // the lane never uses the online model
     // The batch call is still running; the online request is cut at once on its own model.
     const request = batcher.submit('org', [row(1), row(2)]);
     expect(online.batchTags(0)).toEqual([1, 2]);
+    // The lane's call ends while the online call runs: its next call waits for the online model.
+    await background.release();
+    expect(background.calls).toHaveLength(1);
     await online.release();
     expect(tags(((await request) as { vectors: Float32Array[] }).vectors)).toEqual([1, 2]);
-    // Online work was just seen, yet the lane keeps full calls: the OS, not the cut, puts online first.
+    // Online idle again, but seen lately: a quarter of the budget.
+    expect(background.calls[1]).toHaveLength(2);
+    time.advance(5_000);
     await background.release();
-    expect(background.calls[1]).toHaveLength(8);
+    expect(background.calls[2]).toHaveLength(8); // quiet again: full calls
     while (background.pending() > 0) await background.release();
     expect(online.calls).toHaveLength(1);
     expect(tags(((await bulk) as { vectors: Float32Array[] }).vectors)).toEqual(Array.from({ length: 24 }, (_, i) => 100 + i));

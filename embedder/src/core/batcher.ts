@@ -8,9 +8,11 @@
  * Two lanes, online first: the Batch API's lines wait in a lane of their own (fair between
  * tenants too) that the model serves only when no online input waits, so bulk work runs on the
  * capacity online requests leave idle. Given a model of its own (model/background-runner.ts:
- * a session at the lowest OS priority), the lane runs its calls there, beside the online calls,
- * and the OS scheduler gives online work the CPU first: no online request waits for a batch
- * call. Sharing the online model, an online request that arrives while a batch-lane call runs
+ * a session at the lowest OS priority), the lane runs its calls there and the OS scheduler gives
+ * online work the CPU first: no online request waits for a batch call. Its calls still slowed
+ * the online ones they ran beside (each model call's threads meet at barriers, and one of them
+ * preempted stalls the call; the two sessions share caches), so a lane call starts only while
+ * the online model is idle, and small while online work is about. Sharing the online model, an online request that arrives while a batch-lane call runs
  * waits for that call, so while online work has been seen lately (ONLINE_RECENT_MS) the batch
  * lane's calls are cut smaller (BACKGROUND_SHARE of the budget), bounding that wait.
  *
@@ -175,8 +177,12 @@ export class Batcher {
   }
 
   private pump(): void {
-    if (this.backgroundEmbed && !this.runningBackground) {
-      const lines = this.background.nextBatch();
+    const onlineLately = this.now() - this.lastOnline < ONLINE_RECENT_MS;
+    // With a model of its own, the lane's next call starts only while the online model is idle
+    // and no online input waits, and is cut small while online work is about: a call already
+    // running goes on beside an online call (at the lowest priority), but the two rarely meet.
+    if (this.backgroundEmbed && !this.runningBackground && !this.running && this.queues.inputs === 0) {
+      const lines = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
       if (lines.length > 0) {
         this.runningBackground = true;
         this.call(this.backgroundEmbed, lines, () => (this.runningBackground = false));
@@ -185,7 +191,6 @@ export class Batcher {
     if (this.running) return;
     let batch = this.queues.nextBatch();
     if (batch.length === 0 && !this.backgroundEmbed) {
-      const onlineLately = this.now() - this.lastOnline < ONLINE_RECENT_MS;
       batch = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
     }
     if (batch.length === 0) return;
