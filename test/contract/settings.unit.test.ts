@@ -52,6 +52,7 @@ const READERS = [
 /** Upper-case strings in the readers that are not variables. */
 const NOT_SETTINGS = new Set([
   'READONLY', // the Redis error a demoted primary answers writes with
+  'SENTINEL', // the Sentinel command the primary watch sends (SENTINEL get-master-addr-by-name)
   'INIT_CWD', // npm's: where `npm run admin` was typed, so the CLI's relative paths mean what they say
   'ADMIN_ACTOR_HEADER', // retired: admin refuses to start with it, naming what replaced it
 ]);
