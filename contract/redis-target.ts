@@ -82,8 +82,10 @@ export function openRedis(target: RedisTarget, options: RedisOptions): Redis {
   }
   if (!target.sentinels || target.sentinels.length === 0) return new Redis(target.url, { ...options, ...(tls ? { tls } : {}), ...user });
   const callerRetry = options.retryStrategy;
-  // A sentinel's answer is one short reply: bounded like the caller's commands, at least 1 s.
-  const sentinelTimeoutMs = Math.max(1000, options.commandTimeout ?? 0);
+  // A Sentinel that accepts but never answers (a frozen node) is given up after this; ioredis
+  // counts a command's timeout from when it is queued, the connect and TLS handshake included, so
+  // it is generous: 1 s failed a CLI's every Sentinel on a stalled machine (make test-images).
+  const sentinelTimeoutMs = Math.max(SENTINEL_ANSWER_MS, options.commandTimeout ?? 0, options.connectTimeout ?? 0);
   const redis = new Redis({
     ...options,
     // A reconnect is how a client finds a promoted primary (the failover detector below only
@@ -163,8 +165,8 @@ function reconnectWhenEnded(redis: Redis, onClosed: () => void): void {
  * moment; one missed is never repeated. A client on a hung primary (frozen, or cut off with its
  * TCP connection still open) then times out every command, failing closed, until something else
  * breaks the connection: make test-images met authz still there 45 s after a promotion. With
- * the watch, a missed message costs at most a second (plus a sentinel's timeout per sentinel
- * that does not answer). One connection to one sentinel at a time
+ * the watch, a missed message costs at most a second (plus 5 s for each Sentinel that does not
+ * answer). One connection to one sentinel at a time
  * (the next one after a failure), one short command a second; returns what stops it.
  */
 function watchPrimary(redis: Redis, target: RedisTarget, tls: { ca?: string } | undefined, timeoutMs: number): () => void {
@@ -283,6 +285,9 @@ const SENTINEL_RECONNECT_MAX_MS = 250;
 
 /** How soon a failover detector's dropped sentinel connection is made again. */
 const SENTINEL_RESUBSCRIBE_MS = 1_000;
+
+/** The least time a Sentinel is given to connect and answer before the next one is asked. */
+const SENTINEL_ANSWER_MS = 5_000;
 
 /** How often a Sentinel client asks which primary the sentinels name (watchPrimary). */
 const PRIMARY_WATCH_MS = 1_000;
