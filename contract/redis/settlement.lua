@@ -295,20 +295,6 @@ local function record(keys, args)
   return 1
 end
 
--- ARGV: uid, now, period. Gives an admitted, unrecorded grant's tokens and budget back (TAT
--- moves back by tokens·period/tpm, never before now). Returns 1 refunded, 0 nothing to refund.
-local function refund(keys, args)
-  local grant = grant_key(keys, args[1])
-  local now, period = tonumber(args[2]), tonumber(args[3])
-  if not grant or not now or not period or period <= 0 then return 0 end
-  local rec = read_grant(grant)
-  local cost = rec and tonumber(string.match(rec.state, '^a:(%d+)$'))
-  if not cost then return 0 end
-  redis.call('HSET', grant, 'state', 'r:' .. cost)
-  give_back(rec, cost, now, period)
-  return 1
-end
-
 -- ARGV: uid, now, period. Takes back a usage recorded within VOID_WINDOW_MS whose replication
 -- the embedder could not confirm (it answers 503, never 200): the stream entry is deleted, the
 -- daily counters reversed, tokens and budget given back. Returns 1 voided, 0 nothing to void.
@@ -326,6 +312,24 @@ local function void(keys, args)
   redis.call('HINCRBY', daily, 'tokens', 0 - cost)
   redis.call('HINCRBY', daily, 'requests:' .. rec.model, -1)
   redis.call('HINCRBY', daily, 'tokens:' .. rec.model, 0 - cost)
+  give_back(rec, cost, now, period)
+  return 1
+end
+
+-- ARGV: uid, now, period. The embedder will not answer this grant's request with a 200: gives
+-- back what it was charged. An admitted, unrecorded grant's tokens and budget go back (TAT moves
+-- back by tokens·period/tpm, never before now); a record the embedder did not see land (its
+-- reply lost or held past the wait, the grant's state unreadable) is voided as above, within
+-- VOID_WINDOW_MS. Returns 1 refunded or voided, 0 nothing to give back.
+local function refund(keys, args)
+  local grant = grant_key(keys, args[1])
+  local now, period = tonumber(args[2]), tonumber(args[3])
+  if not grant or not now or not period or period <= 0 then return 0 end
+  local rec = read_grant(grant)
+  if rec and string.match(rec.state, '^u:%d+$') then return void(keys, args) end
+  local cost = rec and tonumber(string.match(rec.state, '^a:(%d+)$'))
+  if not cost then return 0 end
+  redis.call('HSET', grant, 'state', 'r:' .. cost)
   give_back(rec, cost, now, period)
   return 1
 end

@@ -189,6 +189,45 @@ describe('exactly once when Redis stalls', () => {
     }
   });
 
+  it('a record that landed but whose reply was lost, with Redis then stalled past the wait: 503, and the refund voids the record', async () => {
+    const proxy = await startRedisProxy();
+    const stalled = await startTestEmbedder(ensureTestModel(), {
+      env: { REDIS_URL: proxy.url, SETTLEMENT_TIMEOUT_MS: '300' },
+      // The record is written; then Redis stops (its reply, as it were, lost on the way) and
+      // comes back after the wait: the embedder cannot tell, so it answers 503 and refunds.
+      wrapSettlement: (store) => {
+        let first = true;
+        return {
+          ...store,
+          record: async (...args) => {
+            if (!first) return store.record(...args);
+            first = false;
+            await store.record(...args);
+            proxy.pause();
+            setTimeout(() => proxy.resume(), 1_500);
+            throw new Error('the reply was lost');
+          },
+        };
+      },
+    });
+    try {
+      await addOrg(stalled.authz.store, 'lost-reply-org', { tpm: 1_000 });
+      const claims = testClaims({ org: 'lost-reply-org', tpm: 1_000 });
+      const res = await post(stalled, { [GRANT_HEADER]: signGrant(claims, TEST_GRANT_SECRET) }, 'reply lost');
+      expect(res.statusCode).toBe(503);
+      expect(res.json().code).toBe('authorization_unavailable');
+      // The held commands (a second record, the status read, the refund) reach Redis now.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
+      expect(await usage(stalled, 'lost-reply-org')).toHaveLength(0);
+      const keys = await testSettlementKeys(stalled.authz.store.connection.keys.prefix);
+      const state = await stalled.authz.store.connection.redis.hget(keys.grant(claims.org, claims.uid), 'state');
+      expect(state).toMatch(/^v:\d+$/);
+    } finally {
+      await stalled.close();
+      await proxy.stop();
+    }
+  });
+
   it('with Redis unreachable the request fails closed: 503 authorization_unavailable with retry-after, nothing embedded', async () => {
     const proxy = await startRedisProxy();
     const down = await startTestEmbedder(ensureTestModel(), { env: { REDIS_URL: proxy.url, SETTLEMENT_TIMEOUT_MS: '300' } });
