@@ -90,6 +90,12 @@ function expectUsageExactOn(on: Stack, org: string, outcomes: Outcome[], inFligh
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/** Requests Envoy has open to the embedder now (its admin interface's cluster stats). */
+async function embedderRequestsActive(): Promise<number> {
+  const stats = await (await fetch(`http://127.0.0.1:${stack.ports.admin}/stats?filter=^cluster\\.embedder\\.upstream_rq_active$`)).text();
+  return Number(/upstream_rq_active: (\d+)/.exec(stats)?.[1] ?? 0);
+}
+
 describe('usage survives the loss of any one component', () => {
   it('authz killed (SIGKILL) under load: no 200 without its record, none twice; back once restarted', async () => {
     const key = orgWithKey(stack, 'kill-authz');
@@ -152,7 +158,9 @@ describe('usage survives the loss of any one component', () => {
       30_000,
     );
     const inFlight = longRequests(key, 'drain-embedder');
-    await sleep(1_000);
+    // In flight at the embedder, not still at authz's Check (1 s was not always enough on a
+    // loaded machine, and a request arriving after SIGTERM is not one this test drains).
+    await waitFor('the three requests at the embedder', async () => (await embedderRequestsActive()) >= 3, 15_000);
     const embedder = stack.processes.embedder;
     embedder.signal('SIGTERM');
     await expectAllAnswered(key, await inFlight);
