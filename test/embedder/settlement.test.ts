@@ -18,7 +18,8 @@ import {
   startTestEmbedder,
   type TestEmbedder,
 } from '../support/embedder-app.js';
-import { startRedisProxy } from '../support/redis-proxy.js';
+import { type RedisProxy, startRedisProxy } from '../support/redis-proxy.js';
+import type { SettlementStore } from '../../embedder/src/settlement/store.js';
 import { grantHeader, testClaims, testSettlementKeys, TEST_GRANT_SECRET } from '../support/settlement.js';
 import { signGrant } from '../../contract/grant.js';
 
@@ -156,76 +157,63 @@ describe('the grant: nothing is served that authz did not sign', () => {
   });
 });
 
+/**
+ * One request for `org` on an embedder that reaches Redis through a proxy, its store's record
+ * wrapped by `record` (which may pause the proxy); expects 503 authorization_unavailable and, once
+ * the held commands have reached Redis, no usage record. Returns the grant's final state.
+ */
+async function settledWhileStalled(
+  org: string,
+  record: (store: SettlementStore, proxy: RedisProxy) => SettlementStore['record'],
+): Promise<string | null> {
+  const proxy = await startRedisProxy();
+  const stalled = await startTestEmbedder(ensureTestModel(), {
+    env: { REDIS_URL: proxy.url, SETTLEMENT_TIMEOUT_MS: '300' },
+    wrapSettlement: (store) => ({ ...store, record: record(store, proxy) }),
+  });
+  try {
+    await addOrg(stalled.authz.store, org, { tpm: 1_000 });
+    const claims = testClaims({ org, tpm: 1_000 });
+    const res = await post(stalled, { [GRANT_HEADER]: signGrant(claims, TEST_GRANT_SECRET) }, 'stalled');
+    expect(res.statusCode).toBe(503);
+    expect(res.json().code).toBe('authorization_unavailable');
+    // The held commands reach Redis now, late.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(await usage(stalled, org)).toHaveLength(0);
+    const keys = await testSettlementKeys(stalled.authz.store.connection.keys.prefix);
+    return await stalled.authz.store.connection.redis.hget(keys.grant(claims.org, claims.uid), 'state');
+  } finally {
+    await stalled.close();
+    await proxy.stop();
+  }
+}
+
 describe('exactly once when Redis stalls', () => {
   it('a record held up past its deadline and applied late writes nothing: 503, no usage record, tokens refunded', async () => {
-    const proxy = await startRedisProxy();
-    const stalled = await startTestEmbedder(ensureTestModel(), {
-      env: { REDIS_URL: proxy.url, SETTLEMENT_TIMEOUT_MS: '300' },
-      // Redis stops (as with SIGSTOP) just as the record is sent, and comes back after the wait.
-      wrapSettlement: (store) => ({
-        ...store,
-        record: (...args) => {
-          proxy.pause();
-          setTimeout(() => proxy.resume(), 1_500);
-          return store.record(...args);
-        },
-      }),
+    // Redis stops (as with SIGSTOP) just as the record is sent, and comes back after the wait:
+    // the record, then the refund, reach it late.
+    const state = await settledWhileStalled('stalled-org', (store, proxy) => (...args) => {
+      proxy.pause();
+      setTimeout(() => proxy.resume(), 1_500);
+      return store.record(...args);
     });
-    try {
-      await addOrg(stalled.authz.store, 'stalled-org', { tpm: 1_000 });
-      const claims = testClaims({ org: 'stalled-org', tpm: 1_000 });
-      const res = await post(stalled, { [GRANT_HEADER]: signGrant(claims, TEST_GRANT_SECRET) }, 'held up');
-      expect(res.statusCode).toBe(503);
-      expect(res.json().code).toBe('authorization_unavailable');
-      // The held commands (the record, then the refund) reach Redis now, late.
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
-      expect(await usage(stalled, 'stalled-org')).toHaveLength(0);
-      const keys = await testSettlementKeys(stalled.authz.store.connection.keys.prefix);
-      const state = await stalled.authz.store.connection.redis.hget(keys.grant(claims.org, claims.uid), 'state');
-      expect(state).toMatch(/^r:\d+$/);
-    } finally {
-      await stalled.close();
-      await proxy.stop();
-    }
+    expect(state).toMatch(/^r:\d+$/);
   });
 
   it('a record that landed but whose reply was lost, with Redis then stalled past the wait: 503, and the refund voids the record', async () => {
-    const proxy = await startRedisProxy();
-    const stalled = await startTestEmbedder(ensureTestModel(), {
-      env: { REDIS_URL: proxy.url, SETTLEMENT_TIMEOUT_MS: '300' },
-      // The record is written; then Redis stops (its reply, as it were, lost on the way) and
-      // comes back after the wait: the embedder cannot tell, so it answers 503 and refunds.
-      wrapSettlement: (store) => {
-        let first = true;
-        return {
-          ...store,
-          record: async (...args) => {
-            if (!first) return store.record(...args);
-            first = false;
-            await store.record(...args);
-            proxy.pause();
-            setTimeout(() => proxy.resume(), 1_500);
-            throw new Error('the reply was lost');
-          },
-        };
-      },
+    // The record is written; then Redis stops (its reply, as it were, lost on the way) and comes
+    // back after the wait: the embedder cannot tell, so it answers 503 and refunds (a second
+    // record, the status read and the refund reach Redis late).
+    let first = true;
+    const state = await settledWhileStalled('lost-reply-org', (store, proxy) => async (...args) => {
+      if (!first) return store.record(...args);
+      first = false;
+      await store.record(...args);
+      proxy.pause();
+      setTimeout(() => proxy.resume(), 1_500);
+      throw new Error('the reply was lost');
     });
-    try {
-      await addOrg(stalled.authz.store, 'lost-reply-org', { tpm: 1_000 });
-      const claims = testClaims({ org: 'lost-reply-org', tpm: 1_000 });
-      const res = await post(stalled, { [GRANT_HEADER]: signGrant(claims, TEST_GRANT_SECRET) }, 'reply lost');
-      expect(res.statusCode).toBe(503);
-      expect(res.json().code).toBe('authorization_unavailable');
-      // The held commands (a second record, the status read, the refund) reach Redis now.
-      await new Promise((resolve) => setTimeout(resolve, 2_500));
-      expect(await usage(stalled, 'lost-reply-org')).toHaveLength(0);
-      const keys = await testSettlementKeys(stalled.authz.store.connection.keys.prefix);
-      const state = await stalled.authz.store.connection.redis.hget(keys.grant(claims.org, claims.uid), 'state');
-      expect(state).toMatch(/^v:\d+$/);
-    } finally {
-      await stalled.close();
-      await proxy.stop();
-    }
+    expect(state).toMatch(/^v:\d+$/);
   });
 
   it('with Redis unreachable the request fails closed: 503 authorization_unavailable with retry-after, nothing embedded', async () => {
