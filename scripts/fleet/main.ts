@@ -13,7 +13,7 @@
  * organization's usage on its own primary.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { describeEvent } from '../stack/supervisor.js';
@@ -22,7 +22,7 @@ import { startLoad, GatewayClient, LOAD_ORGS, type GatewayTarget } from './load.
 import { CLUSTER_HOSTS, clusterNodes, ownerOf, usageByOrg, type OrgUsage } from './cluster.js';
 import { keySlot } from '../../contract/redis-target.js';
 import { cleanStale } from './netns.js';
-import { report, summarise, table, type ScenarioResult } from './report.js';
+import { envoyAnswers, report, summarise, table, type ScenarioResult } from './report.js';
 import { scenariosFor, type FaultFacts } from './scenarios.js';
 import { cleanStaleGroups } from './starve.js';
 import { FleetBatch, batchTable, type BatchCheck } from './batch-scenario.js';
@@ -221,7 +221,12 @@ async function main(): Promise<number> {
   // Envoy flushes its access log (today's usage path) within a second or two.
   await sleep(3_000);
   const recorded = await recordedUsage(f);
-  const scenarios: ScenarioResult[] = raw.map((r) => summarise(r.name, r.outcomes, recorded, r.ms, r.facts));
+  const answers = envoyAnswers(
+    GATEWAYS.map((name) => join(f.dir, 'logs', `${name}.log`))
+      .filter((file) => existsSync(file))
+      .map((file) => readFileSync(file, 'utf8')),
+  );
+  const scenarios: ScenarioResult[] = raw.map((r) => summarise(r.name, r.outcomes, recorded, r.ms, r.facts, answers));
   // Every 200 against the records in its organization's stream, read on the primary holding its slot.
   const orgUsage: OrgUsage[] = f.cluster
     ? await usageByOrg(

@@ -63,19 +63,47 @@ export function failClosedMs(outcomes: readonly Outcome[], faultAt: number, orgs
   return end - firstFailure.at;
 }
 
-/** Summarises one scenario; `recorded` holds how often each request id was recorded. */
+/**
+ * Each request id's answer as Envoy logged it (its access log's JSON lines): the response code
+ * details and the time taken, as `ext_authz_error 2001 ms`. Tells an ext_authz timeout from
+ * authz's own refusal (`ext_authz_denied`) when a scenario fails.
+ */
+export function envoyAnswers(logs: readonly string[]): Map<string, string> {
+  const answers = new Map<string, string>();
+  for (const line of logs.join('\n').split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      const entry = JSON.parse(line) as { request_id?: string; details?: string; duration_ms?: number };
+      if (entry.request_id) answers.set(entry.request_id, `${entry.details ?? '?'} ${entry.duration_ms ?? '?'} ms`);
+    } catch {
+      // Not an access-log line.
+    }
+  }
+  return answers;
+}
+
+/**
+ * Summarises one scenario; `recorded` holds how often each request id was recorded, `answers`
+ * Envoy's account of each (envoyAnswers), shown beside each failure's status and code.
+ */
 export function summarise(
   name: string,
   outcomes: readonly Outcome[],
   recorded: ReadonlyMap<string, number>,
   durationMs: number,
   facts?: FaultFacts,
+  answers: ReadonlyMap<string, string> = new Map(),
 ): ScenarioResult {
   const real = outcomes.filter((o) => !o.bogus);
   const ok = real.filter((o) => o.status === 200);
   const failed = real.filter((o) => o.status !== 200);
   const statuses: Record<string, number> = {};
-  for (const f of failed) statuses[`${f.status} ${f.error ?? ''}`.trim()] = (statuses[`${f.status} ${f.error ?? ''}`.trim()] ?? 0) + 1;
+  for (const f of failed) {
+    // Envoy's details without the time: one row per kind of failure.
+    const detail = answers.get(f.id)?.split(' ')[0];
+    const kind = `${f.status} ${f.error ?? ''}`.trim() + (detail ? ` (${detail})` : '');
+    statuses[kind] = (statuses[kind] ?? 0) + 1;
+  }
   const times = failed.map((f) => f.at);
   return {
     name,

@@ -147,7 +147,7 @@ describe('make fleet', () => {
     // (measured: up to 4.7 s at load average 21 on 2 cores). Once the Sentinels name the new
     // primary, each client reconnects within 250 ms (contract/redis-target.ts), but a reconnect
     // is about six round trips (Sentinel login and query, primary login, role check) through an
-    // event loop that a loaded machine runs late, and Envoy's Checks time out after 500 ms
+    // event loop that a loaded machine runs late, and authz's Redis commands time out after 500 ms
     // meanwhile: 6 s after the promotion (measured: 2.4 s at load 19, up to 5.1 s at load 27
     // on 2 cores, BENCHMARKS.md). A false second failover (load 32: no PONG from the promoted
     // replica within 1 s) exceeds it, and should fail here.
