@@ -6,7 +6,7 @@ import type { TextKind } from './corpus.ts';
 import { runScriptJson } from './child-json.ts';
 import { embeddingBody, startEmbedder } from './embedder-service.ts';
 import { startBenchAuthz, type StackPaths } from './stack.ts';
-import { runHey } from './hey.ts';
+import { GrantPool, runWithGrants } from './grant-load.ts';
 import { readManifest } from './model-inputs.ts';
 import { cpuMs, residentMemory, stopService } from './processes.ts';
 
@@ -145,20 +145,19 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
   try {
     idle = residentMemory(embedder.service.pid).rssMb;
     for (const c of CASES.filter((k) => !opts.cases || opts.cases.includes(caseName(k)))) {
-      // One grant per case, as hey sends one header for every request. Since the settlement
-      // rewrite a grant admits one request (docs/settlement.md): every request after the first is
-      // refused 503, so these rows measure refusals until hey is replaced by a client that sends
-      // a fresh grant per request (docs/benchmarks-history.md, 2026-11-26).
-      const direct = await authz.freshGrant();
+      // A fresh grant per request (a grant admits one request: docs/settlement.md), from a pool
+      // issued before the timed window and the CPU reading (bench/grant-load.ts).
+      const grants = new GrantPool(authz.freshGrant);
       const spec = {
         url: `${embedder.baseUrl}/v1/embeddings`,
-        headers: direct,
         body: embeddingBody(manifest.id, c.kind, c.strings, c.extra),
         workers: c.workers,
+        grants,
       };
-      await timeOneRequest(embedder.baseUrl, spec.body, async () => direct, 1); // warm-up: JIT and ORT arenas for this shape
+      await timeOneRequest(embedder.baseUrl, spec.body, authz.freshGrant, 1); // warm-up: JIT and ORT arenas for this shape
+      await grants.fill();
       const cpuBefore = cpuMs(embedder.service.pid);
-      const r = await runHey({ ...spec, seconds: opts.seconds });
+      const r = await runWithGrants({ ...spec, seconds: opts.seconds });
       const cpuMsPerInput = (cpuMs(embedder.service.pid) - cpuBefore) / Math.max(1, r.requests * c.strings);
       load = Math.max(load, residentMemory(embedder.service.pid).rssMb);
       const inputsPerS = r.okPerS * c.strings;

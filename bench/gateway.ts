@@ -6,6 +6,7 @@
  * 100 req/s. Also added p50/p99 at 1,000 req/s. Part 4 (memory) samples the processes.
  */
 import { embeddingBody } from './embedder-service.ts';
+import { GrantPool, runWithGrants } from './grant-load.ts';
 import { runHey, type LoadResult } from './hey.ts';
 import { cpuMs, residentMemory, type Service } from './processes.ts';
 import type { BenchStack } from './stack.ts';
@@ -54,18 +55,28 @@ function workersFor(rate: number): number {
   return Math.max(10, Math.ceil(rate / 50));
 }
 
-/** Where a load goes: a name for the steps table, the URL and the headers every request sends. */
-export type Path = { name: string; url: string; headers: Record<string, string> };
+/**
+ * Where a load goes: a name for the steps table, the URL and the headers every request sends, or
+ * (straight at the embedder) where each request's own grant comes from.
+ */
+export type Path = { name: string; url: string; headers: Record<string, string>; grant?: () => Promise<Record<string, string>> };
 
 function paths(stack: BenchStack): Path[] {
   return [
     // Direct to the embedder, with the model grant authz adds in the gateway path.
-    { name: 'direct', url: `${stack.embedderUrl}/v1/embeddings`, headers: stack.directHeaders },
+    // Each request its own grant: one admits one request (bench/grant-load.ts).
+    { name: 'direct', url: `${stack.embedderUrl}/v1/embeddings`, headers: {}, grant: stack.freshGrant },
     { name: 'gateway', url: `${stack.gatewayUrl}/v1/embeddings`, headers: { authorization: `Bearer ${stack.apiKey}` } },
   ];
 }
 
 export async function atRate(path: Path, body: string, rate: number, seconds: number): Promise<LoadResult> {
+  if (path.grant) {
+    // Issued before the run, so the services' CPU readings hold little of it (a Redis write each).
+    const grants = new GrantPool(path.grant, Math.min(20_000, Math.ceil(rate * seconds * 1.1)));
+    await grants.fill();
+    return runWithGrants({ url: path.url, body, rate, workers: workersFor(rate), seconds, timeoutS: 10, grants });
+  }
   return runHey({ url: path.url, headers: path.headers, body, rate, workers: workersFor(rate), seconds, timeoutS: 10 });
 }
 

@@ -27,8 +27,8 @@ export interface BenchStack {
   apiKey: string;
   modelId: string;
   services: { embedder: Service; authz: Service; envoy: Service };
-  /** What authz adds upstream for the bench's key: a direct request to the embedder sends these. */
-  directHeaders: Record<string, string>;
+  /** A fresh grant for the bench's key, as authz adds it upstream: each direct request to the embedder sends its own. */
+  freshGrant: () => Promise<Record<string, string>>;
   /** The authz process's environment (the capacity bench reuses it). */
   authzEnv: Record<string, string>;
   authzAddress: string;
@@ -97,14 +97,8 @@ export interface BenchAuthz {
   address: string;
   apiKey: string;
   /**
-   * A grant as authz signs it for the key, valid for an hour (direct embedder requests send it).
-   * One grant for every direct request: after the first, each is settled as a retry of it
-   * (charged and recorded once), so the direct figures leave out one usage write per request.
-   */
-  directHeaders: Record<string, string>;
-  /**
-   * A fresh grant, for each differently sized body: a grant settled for one token count is
-   * refused (503) for another, as a replayed grant with other inputs must be.
+   * A grant as authz signs it for the key (its record issued in Redis, valid for an hour): a
+   * grant admits one request, so every direct request to the embedder needs its own.
    */
   freshGrant: () => Promise<Record<string, string>>;
   /** What the embedder needs to settle as this authz's peer: grant secret and Redis prefix. */
@@ -159,13 +153,12 @@ export async function startBenchAuthz(modelId: string, paths: StackPaths): Promi
       await issueGrant(env.REDIS_KEY_PREFIX as string, claims, { url: paths.redisUrl });
       return { [GRANT_HEADER]: signGrant(claims, env.GRANT_SECRET as string) };
     };
-    const directHeaders = await freshGrant();
     const embedderEnv = {
       GRANT_SECRET: env.GRANT_SECRET as string,
       REDIS_URL: paths.redisUrl,
       REDIS_KEY_PREFIX: env.REDIS_KEY_PREFIX as string,
     };
-    return { service, env, address: `127.0.0.1:${port}`, apiKey, directHeaders, freshGrant, embedderEnv, stop };
+    return { service, env, address: `127.0.0.1:${port}`, apiKey, freshGrant, embedderEnv, stop };
   } catch (err) {
     await stop();
     throw err;
@@ -236,7 +229,7 @@ export async function startBenchStack(
       embedderUrl: embedder.baseUrl,
       apiKey: authz.apiKey,
       modelId,
-      directHeaders: authz.directHeaders,
+      freshGrant: authz.freshGrant,
       services: { embedder: embedder.service, authz: authz.service, envoy },
       authzEnv: authz.env,
       authzAddress: authz.address,
