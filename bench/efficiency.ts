@@ -65,6 +65,20 @@ function caseName(c: HttpCase): string {
   return c.label ?? `${c.kind}×${c.strings}`;
 }
 
+/**
+ * The cases a run measures: the listed ones (all without a list), and any other listed as
+ * `kind×strings@workers` (`note×8@1`: one client sending 8 notes per request), measured over
+ * HTTP only (its baselines are the goal cases').
+ */
+function casesOf(names: readonly string[] | undefined): HttpCase[] {
+  if (!names) return CASES;
+  const adHoc = names.flatMap((name): HttpCase[] => {
+    const m = /^(short|note)×(\d+)@(\d+)$/.exec(name);
+    return m ? [{ kind: m[1] as TextKind, strings: Number(m[2]), workers: Number(m[3]), label: name }] : [];
+  });
+  return [...CASES.filter((c) => names.includes(caseName(c))), ...adHoc];
+}
+
 /** Result for one model: baselines, HTTP cases and the ratios. */
 export interface ModelEfficiency {
   model: string;
@@ -144,7 +158,7 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
   const thousandInputsMs = { float: 0, base64: 0 };
   try {
     idle = residentMemory(embedder.service.pid).rssMb;
-    for (const c of CASES.filter((k) => !opts.cases || opts.cases.includes(caseName(k)))) {
+    for (const c of casesOf(opts.cases)) {
       // A fresh grant per request (a grant admits one request: docs/settlement.md), from a pool
       // issued before the timed window and the CPU reading (bench/grant-load.ts).
       const grants = new GrantPool(authz.freshGrant);
@@ -168,10 +182,10 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
         p99Ms: r.p99Ms,
         non200: r.requests - r.ok,
         cpuMsPerInput,
-        vsRawOrt: inputsPerS / rawOrt[textSet(c)].inputsPerS,
-        vsTransformersjs: inputsPerS / transformersjs[textSet(c)].inputsPerS,
-        cpuVsRawOrt: cpuAtBest(rawOrt[textSet(c)]) / cpuMsPerInput,
-        cpuVsTransformersjs: cpuAtBest(transformersjs[textSet(c)]) / cpuMsPerInput,
+        vsRawOrt: inputsPerS / (rawOrt[textSet(c)] ?? NO_BASELINE).inputsPerS,
+        vsTransformersjs: inputsPerS / (transformersjs[textSet(c)] ?? NO_BASELINE).inputsPerS,
+        cpuVsRawOrt: cpuAtBest(rawOrt[textSet(c)] ?? NO_BASELINE) / cpuMsPerInput,
+        cpuVsTransformersjs: cpuAtBest(transformersjs[textSet(c)] ?? NO_BASELINE) / cpuMsPerInput,
       });
     }
     if (!opts.cases || opts.cases.includes('thousand')) {
@@ -188,7 +202,7 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
     await stopService(embedder.service);
     await authz.stop();
   }
-  const goalCases = http.filter((h) => !h.case.includes('base64'));
+  const goalCases = http.filter((h) => !h.case.includes('base64') && !h.case.includes('@'));
   return {
     model: manifest.id,
     rawOrt,
