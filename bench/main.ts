@@ -4,7 +4,7 @@
  *   npx tsx bench/main.ts [--parts efficiency,gateway,authz] [--quick] [--models DIR,DIR]
  *     [--gateway-model DIR] [--envoy PATH] [--tls DIR] [--redis-url URL] [--embedder-entry FILE]
  *     [--embedder-env K=V,K=V] [--envoy-concurrency N] [--authz-entry FILE] [--label NAME]
- *     [--http-only] [--cases short×1,note×32] [--baseline-spin 0|1] [--baseline-tree DIR]
+ *     [--http-only] [--cases short×1,note×32,note×8@1] [--case-seconds N] [--baseline-spin 0|1] [--baseline-tree DIR]
  * --embedder-entry runs a patched copy (bench/variant.sh); --label names a tuning run, whose
  * results go to bench/results/<label>.json instead of latest.json. --redis-url own (the
  * default) starts the bench's own redis-server, whose CPU then counts in the whole path's.
@@ -53,6 +53,8 @@ const { values } = parseArgs({
     'authz-entry': { type: 'string', default: 'authz/src/main.ts' },
     'http-only': { type: 'boolean', default: false },
     cases: { type: 'string', default: '' },
+    // Seconds of each HTTP case (efficiency): more for a slow model, where 8 s hold two requests.
+    'case-seconds': { type: 'string', default: '' },
     command: { type: 'string', default: '' },
     'baseline-spin': { type: 'string', default: '0' },
   },
@@ -94,7 +96,7 @@ async function efficiency(): Promise<ModelEfficiency[]> {
     const cases = (values.cases as string).split(',').filter(Boolean);
     results.push(
       await measureModel(dir, {
-        seconds: quick ? 3 : 8,
+        seconds: Number(values['case-seconds']) || (quick ? 3 : 8),
         baselineSeconds: quick ? 1 : 3,
         embedderEnv,
         httpOnly: values['http-only'] as boolean,

@@ -338,7 +338,7 @@ const DECLARATIONS = [
   { defaults: { ORT_INTRA_OP_THREADS: null }, shown: 'number of cores', usedBy: 'embedder', meaning: 'ONNX Runtime threads' },
   {
     defaults: { BATCH_MAX_TOKENS: null },
-    shown: "the model's `maxTokens` × 4 rows per ONNX Runtime thread (4 to 16 rows; 4096 for a 512-token model on 2 threads)",
+    shown: "the model's `maxTokens` × 2 rows per ONNX Runtime thread (4 to 16 rows; 2048 for a 512-token model on 2 threads, 4096 on 4)",
     usedBy: 'embedder',
     meaning: 'Padded tokens per model call (the deploy env keeps 2048, the figure its memory limits were measured at)',
   },

@@ -1,5 +1,5 @@
 /**
- * The default batch budget (embedder/src/core/batch-budget.ts): the model's length × 4 rows per
+ * The default batch budget (embedder/src/core/batch-budget.ts): the model's length × 2 rows per
  * ORT thread, within 4 to 16 rows; and the engine uses it when BATCH_MAX_TOKENS is unset.
  */
 import { join } from 'node:path';
@@ -13,17 +13,18 @@ import { loadEngine } from '../../embedder/src/core/engine.js';
 const GRANT = { GRANT_SECRET: 'embedder-batch-budget-test-secret-0123456789', REDIS_URL_FILE: '/nonexistent/redis-url' };
 
 describe('defaultBatchMaxTokens', () => {
-  it('holds 4 full-length rows per thread: 8 notes of 512 tokens on 2 threads, not the fixed 4', () => {
-    expect(defaultBatchMaxTokens(512, 2)).toBe(4_096);
-    expect(defaultBatchMaxTokens(512, 3)).toBe(512 * 12);
-    expect(defaultBatchMaxTokens(256, 2)).toBe(2_048);
+  it('holds 2 full-length rows per thread: 4 notes of 512 tokens on 2 threads, 8 on 4', () => {
+    expect(defaultBatchMaxTokens(512, 2)).toBe(2_048);
+    expect(defaultBatchMaxTokens(512, 4)).toBe(4_096);
+    expect(defaultBatchMaxTokens(512, 3)).toBe(512 * 6);
+    expect(defaultBatchMaxTokens(256, 4)).toBe(2_048);
   });
 
   it('keeps at least 4 rows on one thread and at most 16 on many, whatever the model length', () => {
     expect(defaultBatchMaxTokens(512, 1)).toBe(512 * BATCH_ROWS.min);
     expect(defaultBatchMaxTokens(512, 0)).toBe(512 * BATCH_ROWS.min);
     expect(defaultBatchMaxTokens(512, 64)).toBe(512 * BATCH_ROWS.max);
-    expect(defaultBatchMaxTokens(8_192, 4)).toBe(8_192 * 16);
+    expect(defaultBatchMaxTokens(8_192, 4)).toBe(8_192 * 8);
     // Always room for one input of the model's full length.
     for (const threads of [1, 2, 4, 16]) expect(defaultBatchMaxTokens(128, threads)).toBeGreaterThanOrEqual(128);
   });
@@ -51,8 +52,9 @@ describe('the engine, BATCH_MAX_TOKENS unset or set (test model, 512 tokens)', (
     }
   }
 
-  it('puts 8 long notes in one call on 2 threads when unset, and keeps an explicit budget', async () => {
-    expect(await callSizes({})).toEqual([8]);
-    expect(await callSizes({ BATCH_MAX_TOKENS: '2048' })).toEqual([4, 4]);
+  it('puts 8 long notes in two calls of 4 on 2 threads and in one on 4 when unset, and keeps an explicit budget', async () => {
+    expect(await callSizes({})).toEqual([4, 4]);
+    expect(await callSizes({ ORT_INTRA_OP_THREADS: '4' })).toEqual([8]);
+    expect(await callSizes({ BATCH_MAX_TOKENS: '4096' })).toEqual([8]);
   });
 });
