@@ -11,7 +11,7 @@
  * one connection per request in flight, as hey uses. Returns hey's LoadResult.
  */
 import { Agent, request } from 'node:http';
-import { quantile, type LoadResult } from './hey.ts';
+import { loadResult, type LoadResult } from './hey.ts';
 
 /** One run: where, what, how hard, how long, and where each request's grant comes from. */
 export interface GrantLoadSpec {
@@ -124,16 +124,5 @@ export async function runWithGrants(spec: GrantLoadSpec): Promise<LoadResult> {
   }
   const wallS = Math.max(spec.seconds, (performance.now() - start) / 1000);
   agent.destroy();
-  okTimes.sort((a, b) => a - b);
-  return {
-    requests,
-    ok: okTimes.length,
-    statuses,
-    okPerS: okTimes.length / wallS,
-    wallS,
-    p50Ms: quantile(okTimes, 0.5),
-    p90Ms: quantile(okTimes, 0.9),
-    p99Ms: quantile(okTimes, 0.99),
-    maxMs: okTimes[okTimes.length - 1] ?? Number.NaN,
-  };
+  return loadResult(okTimes, statuses, requests, wallS);
 }

@@ -66,6 +66,11 @@ export function summariseHeyCsv(csv: string, minSeconds: number): LoadResult {
     if (status === '200') okTimes.push(Number(cols[0]) * 1000);
     wallS = Math.max(wallS, Number(cols[7]) + Number(cols[0]));
   }
+  return loadResult(okTimes, statuses, requests, wallS);
+}
+
+/** A run's LoadResult from the 200s' latencies (ms, any order), every status's count and the wall time. */
+export function loadResult(okTimes: number[], statuses: Record<string, number>, requests: number, wallS: number): LoadResult {
   okTimes.sort((a, b) => a - b);
   return {
     requests,
