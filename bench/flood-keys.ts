@@ -5,15 +5,19 @@
  * legitimate requests served, with p99 under 1 s.
  *
  *   npx tsx bench/flood-keys.ts [--rate 2000] [--seconds 20] [--legit-rate 50] [--burst 200] [--per-source-rps 100]
- *     [--authz-millicores 150]
+ *     [--authz-millicores 150] [--new-key-rps 25]
  *
  * `--authz-millicores N` holds authz to N/1000 of a CPU with a cgroup quota after the warm-up,
  * as a Kubernetes limit does (test/pressure/cpu-quota.ts; needs root). Envoy's authz deadline and
  * bound are the shipped ones (envoy/render.ts AUTHZ_DEFAULTS), not the test stacks' 0.5 s.
  *
- * Two runs, each on a fresh stack: the shipped defaults (no per-source limit: authz's key cache
- * alone keeps known keys first), then with Envoy's per-source limit (ENVOY_PER_SOURCE_RPS) at
- * `--per-source-rps`. The flood comes from 127.0.0.2 in a process of its own
+ * Three runs, each on a fresh stack: Envoy's new-key budget (ENVOY_NEW_KEY_RPS, envoy/new-keys.ts)
+ * at `--new-key-rps` (the shipped default unless given), then that with Envoy's per-source limit
+ * (ENVOY_PER_SOURCE_RPS) at `--per-source-rps`, then without the budget (authz's key cache alone
+ * keeps known keys first: the gateway before the budget, for the same run's comparison). At
+ * `--authz-millicores 150` keep `--legit-rate` and `--burst` within what authz at that quota
+ * decides without any flood (about 20/s and 50: BENCHMARKS.md), or the figure measures authz's
+ * capacity, not the flood. The flood comes from 127.0.0.2 in a process of its own
  * (bench/open-loop.ts), the legitimate client from 127.0.0.1: to Envoy, two sources. The
  * legitimate client sends `--legit-rate` small embedding requests per second, open loop, plus
  * `--burst` at once halfway (the issue saw 200 simultaneous legitimate requests all refused).
@@ -21,8 +25,9 @@
  * counts in the p99 too.
  *
  * Writes bench/results/flood-keys.json and merges into bench/results/latest.json (other fields
- * kept) `flood_legit_success` and `flood_legit_p99_ms` (shipped defaults) and
- * `flood_legit_success_per_source` and `flood_legit_p99_ms_per_source`.
+ * kept) `flood_legit_success` and `flood_legit_p99_ms` (the budget), `flood_legit_success_per_source`
+ * and `flood_legit_p99_ms_per_source`, and `flood_legit_success_no_new_key_budget` and
+ * `flood_legit_p99_ms_no_new_key_budget`.
  */
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -35,6 +40,7 @@ import { quantile } from './hey.ts';
 import { openLoop, openSessions, send } from './open-loop.ts';
 import { cpuMs } from './processes.ts';
 import { AUTHZ_DEFAULTS } from '../envoy/render.ts';
+import { NEW_KEY_RPS_DEFAULT } from '../envoy/new-keys.ts';
 import { limitCpu, type CpuQuota } from '../test/pressure/cpu-quota.ts';
 
 const { values } = parseArgs({
@@ -45,6 +51,7 @@ const { values } = parseArgs({
     burst: { type: 'string', default: '200' },
     'per-source-rps': { type: 'string', default: '100' },
     'authz-millicores': { type: 'string', default: '0' },
+    'new-key-rps': { type: 'string', default: String(NEW_KEY_RPS_DEFAULT) },
   },
 });
 const rate = Number(values.rate);
@@ -53,6 +60,7 @@ const legitRate = Number(values['legit-rate']);
 const burst = Number(values.burst);
 const perSourceRps = Number(values['per-source-rps']);
 const authzMillicores = Number(values['authz-millicores']);
+const newKeyRps = Number(values['new-key-rps']);
 const run = promisify(execFile);
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
 const FLOOD_SOURCE = '127.0.0.2';
@@ -71,7 +79,7 @@ async function keyLookups(stack: Stack): Promise<Record<string, number>> {
 /** Envoy's ext_authz, authz-cluster and per-source counters that explain a refusal (non-zero only). */
 async function envoyCounters(adminPort: number): Promise<Record<string, number>> {
   const filter = encodeURIComponent(
-    'http\\.gateway\\.ext_authz|cluster\\.authz\\.upstream_rq_(timeout|503|504|pending_overflow)|per_source',
+    'http\\.gateway\\.ext_authz|cluster\\.authz\\.upstream_rq_(timeout|503|504|pending_overflow)|per_source|new_keys',
   );
   const text = await (await fetch(`http://127.0.0.1:${adminPort}/stats?filter=${filter}`)).text();
   return Object.fromEntries(
@@ -89,6 +97,7 @@ async function scenario(name: string, envoy: EnvoyOverrides) {
   const stack = await startStack(join(repoRoot, '.local/models/test'), {
     authzTimeoutMs: AUTHZ_DEFAULTS.timeoutMs,
     authzMaxChecks: AUTHZ_DEFAULTS.maxChecks,
+    newKeyRps,
     ...envoy,
   });
   let quota: CpuQuota | undefined;
@@ -180,12 +189,14 @@ async function scenario(name: string, envoy: EnvoyOverrides) {
   }
 }
 
-const shipped = await scenario('shipped defaults', {});
+const shipped = await scenario(`new-key budget ${newKeyRps}/s (shipped: ${NEW_KEY_RPS_DEFAULT}/s)`, {});
 const perSource = await scenario(`per-source limit ${perSourceRps}/s`, { perSourceRps });
+// The gateway before the new-key budget, for the same run's comparison.
+const noBudget = await scenario('without the new-key budget', { newKeyRps: 0 });
 const result = {
   date: new Date().toISOString(),
-  command: `npx tsx bench/flood-keys.ts --rate ${rate} --seconds ${seconds} --legit-rate ${legitRate} --burst ${burst} --per-source-rps ${perSourceRps} --authz-millicores ${authzMillicores}`,
-  scenarios: [shipped, perSource],
+  command: `npx tsx bench/flood-keys.ts --rate ${rate} --seconds ${seconds} --legit-rate ${legitRate} --burst ${burst} --per-source-rps ${perSourceRps} --authz-millicores ${authzMillicores} --new-key-rps ${newKeyRps}`,
+  scenarios: [shipped, perSource, noBudget],
 };
 console.log(JSON.stringify(result, null, 2));
 mkdirSync(join(repoRoot, 'bench/results'), { recursive: true });
@@ -198,5 +209,7 @@ Object.assign(merged, {
   flood_legit_p99_ms: shipped.legit.p99Ms,
   flood_legit_success_per_source: perSource.legit.success,
   flood_legit_p99_ms_per_source: perSource.legit.p99Ms,
+  flood_legit_success_no_new_key_budget: noBudget.legit.success,
+  flood_legit_p99_ms_no_new_key_budget: noBudget.legit.p99Ms,
 });
 writeFileSync(latest, `${JSON.stringify(merged, null, 2)}\n`);

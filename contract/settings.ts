@@ -46,6 +46,16 @@ const DECLARATIONS = [
     meaning:
       "Requests per second one client address may send (bursts of twice that); past it 429 `rate_limit_exceeded` before authz is asked. Only where Envoy sees clients' own addresses",
   },
+  // authz held to 150m of CPU decides 100-150 Checks a second (1.0-1.5 ms of CPU each); 25 a
+  // second of keys it has not accepted (a flood of junk keys, all new) leave most of that to the
+  // keys in use. A new key's first burst of more than 50 at once sees some 503s with retry-after.
+  {
+    defaults: { ENVOY_NEW_KEY_RPS: 25 },
+    shown: '`25` (`0`: off)',
+    usedBy: 'Envoy',
+    meaning:
+      'Checks per second one Envoy sends authz for keys it has not yet seen authz accept, or no key (bursts of twice that); past it 503 `authorization_unavailable` with retry-after, before authz is asked. Keys in use are never held back by it',
+  },
   {
     defaults: { ENVOY_MAX_HEAP_MB: 512 },
     usedBy: 'Envoy',

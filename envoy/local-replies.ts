@@ -34,6 +34,10 @@ export const localReplies: Readonly<Record<string, LocalReply>> = Object.freeze(
     code: 'rate_limit_exceeded',
     detail: 'Too many requests from this network address; retry after the retry-after seconds.',
   },
+  PROBLEM_NEW_KEY_BUDGET: {
+    code: 'authorization_unavailable',
+    detail: 'Too many requests with API keys this gateway has not yet seen accepted; retry after the retry-after seconds.',
+  },
   PROBLEM_INTERNAL_ERROR: { code: 'internal_error', detail: 'The gateway failed unexpectedly.' },
 });
 

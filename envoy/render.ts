@@ -6,7 +6,7 @@
  * GATEWAY_HOST_V6, ENVOY_ADMIN_PORT, EMBEDDER_HOST, EMBEDDER_PORT, AUTHZ_HOST, AUTHZ_PORT,
  * TLS_CERT_FILE, TLS_KEY_FILE, AUTHZ_TIMEOUT_MS, EMBEDDER_TIMEOUT_S, RETRY_AFTER_SECONDS,
  * REQUEST_TIMEOUT_S, CONNECTION_IDLE_TIMEOUT_S, ENVOY_MAX_CONNECTIONS, ENVOY_MAX_HEAP_MB, AUTHZ_MAX_CHECKS,
- * ENVOY_PER_SOURCE_RPS, ENVOY_STATS_PORT (envoy/stats.ts; 0, the default, is off) and AUTHZ_CALLER_TOKEN_FILE (default .local/authz-caller-token, read when
+ * ENVOY_PER_SOURCE_RPS, ENVOY_NEW_KEY_RPS, ENVOY_STATS_PORT (envoy/stats.ts; 0, the default, is off) and AUTHZ_CALLER_TOKEN_FILE (default .local/authz-caller-token, read when
  * it exists; its first line is written to authz-caller-token.sds.yaml next to the bootstrap, which
  * names that file and holds no secret) from the environment; EMBEDDER_ENDPOINTS / AUTHZ_ENDPOINTS (`host:port,host:port`)
  * list several replicas instead of one. An upstream given by IPv4 address is a STATIC cluster;
@@ -22,6 +22,8 @@ import { REQUEST_ID_LUA_PATTERN, REQUEST_ID_MAX_LENGTH } from '../contract/reque
 import { EnvReader, type Env } from '../contract/env.js';
 import { settingDefault, type SettingOf } from '../contract/settings.js';
 import { localReplies, localReplyBody } from './local-replies.js';
+import { localRateLimit } from './local-ratelimit.js';
+import { knownKeysFilter, NEW_KEY_RPS_DEFAULT, newKeyLimit } from './new-keys.js';
 import { statsCluster, statsListener } from './stats.js';
 import { hcmTracing, otlpCluster, parseOtlpEndpoint, type OtlpEndpoint } from './tracing.js';
 
@@ -63,6 +65,12 @@ export interface EnvoySettings {
    * behind a load balancer that hides them, every client would share one budget.
    */
   readonly perSourceRps?: number;
+  /**
+   * Checks per second for keys this Envoy has not yet seen authz accept, or no key (bursts of
+   * twice that), refused with 503 before ext_authz past it (envoy/new-keys.ts); 0: no such
+   * budget; absent: the declared default.
+   */
+  readonly newKeyRps?: number;
   /** Several embedder replicas; when absent, the one at embedderHost:embedderPort. */
   readonly embedderEndpoints?: readonly Endpoint[];
   /** Several authz replicas; when absent, the one at authzHost:authzPort. */
@@ -160,6 +168,7 @@ export function settingsFromEnv(env: Env): EnvoySettings {
     maxConnections: positive('ENVOY_MAX_CONNECTIONS'),
     maxHeapBytes: positive('ENVOY_MAX_HEAP_MB') * 1048576,
     perSourceRps: nonNegative('ENVOY_PER_SOURCE_RPS'),
+    newKeyRps: nonNegative('ENVOY_NEW_KEY_RPS'),
     ...endpoints('EMBEDDER_ENDPOINTS'),
     ...endpoints('AUTHZ_ENDPOINTS'),
     otlpEndpoint: otlp(read),
@@ -292,27 +301,16 @@ export const PER_SOURCE_MAX_TRACKED = 100_000;
 /** The per-source local_ratelimit filter as one YAML flow item, or nothing when `rps` is 0. */
 export function perSourceLimit(rps: number): string {
   if (rps === 0) return '';
-  const bucket = (tokens: number, fill: number) => ({ max_tokens: tokens, tokens_per_fill: fill, fill_interval: '1s' });
-  const always = { default_value: { numerator: 100, denominator: 'HUNDRED' } };
-  return `- ${JSON.stringify({
+  return localRateLimit({
     name: 'envoy.filters.http.local_ratelimit',
-    typed_config: {
-      '@type': 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
-      stat_prefix: 'per_source',
-      // Refused with a status nothing else in the gateway produces, which the local reply mapper
-      // turns into the catalogue's 429: the filter flags its reply only after the mapper ran,
-      // and authz's own 429s must keep their bodies (envoy.yaml.tmpl).
-      status: { code: PER_SOURCE_REFUSED_STATUS },
-      // The filter's own bucket is never the one that refuses: only each source's is.
-      token_bucket: bucket(4_294_967_295, 4_294_967_295),
-      filter_enabled: always,
-      filter_enforced: always,
-      // One bucket per source address (an entry without a value), bounded.
-      max_dynamic_descriptors: PER_SOURCE_MAX_TRACKED,
-      rate_limits: [{ actions: [{ remote_address: {} }] }],
-      descriptors: [{ entries: [{ key: 'remote_address' }], token_bucket: bucket(2 * rps, rps) }],
-    },
-  })}`;
+    statPrefix: 'per_source',
+    refusedStatus: PER_SOURCE_REFUSED_STATUS,
+    actions: [{ remote_address: {} }],
+    // One bucket per source address (an entry without a value), bounded.
+    entries: [{ key: 'remote_address' }],
+    perSecond: rps,
+    maxDynamic: PER_SOURCE_MAX_TRACKED,
+  });
 }
 
 /** Fills the template; fails on any placeholder it does not know, so none can slip through. */
@@ -353,6 +351,8 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     // A bare render (a look at the config) names one in the working directory.
     AUTHZ_CALLER_FILTERS: callerFilters(settings.authzCallerToken, settings.authzCallerSdsFile ?? callerSdsFileFor('envoy.yaml')),
     PER_SOURCE_LIMIT: perSourceLimit(settings.perSourceRps ?? 0),
+    KNOWN_KEYS: knownKeysFilter(settings.newKeyRps ?? NEW_KEY_RPS_DEFAULT),
+    NEW_KEY_LIMIT: newKeyLimit(settings.newKeyRps ?? NEW_KEY_RPS_DEFAULT),
     // The request-id rule's one owner is contract/request-id.ts; the Lua filter gets it from there.
     REQUEST_ID_MAX_LENGTH: String(REQUEST_ID_MAX_LENGTH),
     REQUEST_ID_LUA_PATTERN,

@@ -92,6 +92,8 @@ function envoyTuning(env: Env, read: EnvReader): LocalStackSettings['envoy'] {
       connectionIdleTimeoutS: s.connectionIdleTimeoutS,
       maxConnections: s.maxConnections,
       maxHeapBytes: s.maxHeapBytes,
+      perSourceRps: s.perSourceRps,
+      newKeyRps: s.newKeyRps,
       otlpEndpoint: s.otlpEndpoint,
     };
   } catch (err) {

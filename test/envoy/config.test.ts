@@ -87,25 +87,27 @@ describe('the Envoy bootstrap', () => {
     expect(tls.tls_certificates[0].certificate_chain.filename).toBe(dirs.certFile);
   });
 
-  it('runs the filters in order: identity-header strip, request-id rule, ext_authz on headers, body drain and limit, router', () => {
+  it('runs the filters in order: identity-header strip, request-id rule, new-key budget, ext_authz on headers, body drain and limit, router', () => {
     expect(hcm.http_filters.map((f: any) => f.name)).toEqual([
       'envoy.filters.http.header_mutation',
       'envoy.filters.http.lua',
+      'known_keys',
+      'new_keys',
       'envoy.filters.http.ext_authz',
       'drain_body',
       'envoy.filters.http.buffer',
       'envoy.filters.http.router',
     ]);
     // drain_body has no code of its own: it runs only where a route gives it some.
-    expect(hcm.http_filters[3].typed_config.default_source_code).toBeUndefined();
-    const extAuthz = hcm.http_filters[2].typed_config;
+    expect(hcm.http_filters[5].typed_config.default_source_code).toBeUndefined();
+    const extAuthz = hcm.http_filters[4].typed_config;
     expect(extAuthz.failure_mode_allow).toBe(false);
     expect(extAuthz.status_on_error.code).toBe('ServiceUnavailable');
     // No body reaches authz, and no body is buffered before it answers.
     expect(extAuthz.with_request_body).toBeUndefined();
     // Past authz's own Redis timeout (0.5 s), so a CPU-limited authz gets to answer a burst.
     expect(extAuthz.grpc_service.timeout).toBe('2s');
-    expect(hcm.http_filters[4].typed_config.max_request_bytes).toBe(1048576);
+    expect(hcm.http_filters[6].typed_config.max_request_bytes).toBe(1048576);
   });
 
   it('bounds what an early refusal reads: an HTTP/2 body up to 8 KiB before any decision, a refused one up to 4 MiB only with a key', () => {

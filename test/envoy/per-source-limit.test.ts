@@ -81,7 +81,9 @@ describe('the per-source limit', () => {
     };
     expect(filters(base)).not.toContain('envoy.filters.http.local_ratelimit');
     const limited = filters({ ...base, ENVOY_PER_SOURCE_RPS: '50' });
-    expect(limited.indexOf('envoy.filters.http.local_ratelimit')).toBe(limited.indexOf('envoy.filters.http.ext_authz') - 1);
+    // Before ext_authz, and before the new-key budget, which never sees the requests it refuses.
+    expect(limited.indexOf('envoy.filters.http.local_ratelimit')).toBe(limited.indexOf('known_keys') - 1);
+    expect(limited.indexOf('new_keys')).toBe(limited.indexOf('envoy.filters.http.ext_authz') - 1);
     expect(perSourceLimit(0)).toBe('');
     expect(() => settingsFromEnv({ ...base, ENVOY_PER_SOURCE_RPS: '-1' })).toThrow(/ENVOY_PER_SOURCE_RPS/);
   });

@@ -16,7 +16,8 @@ export interface BurstAnswer {
 /** Stream limit per session, under Envoy's max_concurrent_streams (100). */
 const STREAMS_PER_SESSION = 60;
 
-function open(stack: Stack): Promise<ClientHttp2Session> {
+/** One HTTP/2 session to the gateway, TLS done (one connection: one Envoy worker). */
+export function openSession(stack: Stack): Promise<ClientHttp2Session> {
   return new Promise((resolve, reject) => {
     const session = connect(`https://127.0.0.1:${stack.ports.gateway}`, { ca: stack.ca, servername: 'localhost' });
     session.once('error', reject);
@@ -24,7 +25,8 @@ function open(stack: Stack): Promise<ClientHttp2Session> {
   });
 }
 
-function post(session: ClientHttp2Session, key: string, body: string): Promise<BurstAnswer> {
+/** One POST /v1/embeddings on `session`, answered with its status, problem code and retry-after. */
+export function post(session: ClientHttp2Session, key: string, body: string): Promise<BurstAnswer> {
   const started = performance.now();
   return new Promise((resolve) => {
     const stream = session.request({
@@ -62,7 +64,7 @@ function post(session: ClientHttp2Session, key: string, body: string): Promise<B
 
 /** Sends `count` one-line requests with `key` at once; resolves with every answer. */
 export async function burst(stack: Stack, key: string, count: number): Promise<BurstAnswer[]> {
-  const sessions = await Promise.all(Array.from({ length: Math.ceil(count / STREAMS_PER_SESSION) }, () => open(stack)));
+  const sessions = await Promise.all(Array.from({ length: Math.ceil(count / STREAMS_PER_SESSION) }, () => openSession(stack)));
   const body = JSON.stringify({ model: stack.svc.modelId, input: 'Patient reports mild headache since Tuesday.' });
   try {
     return await Promise.all(Array.from({ length: count }, (_, i) => post(sessions[Math.floor(i / STREAMS_PER_SESSION)]!, key, body)));

@@ -1,0 +1,102 @@
+/**
+ * The new-key budget (ENVOY_NEW_KEY_RPS): how many Checks per second one Envoy sends authz for
+ * keys it has not yet seen authz accept, so that a flood of junk keys, which are all new, costs
+ * authz no more than that while the keys clients already use go on to authz unhindered.
+ *
+ * Two filters, just before ext_authz (after the per-source limit, whose refusals they never see):
+ * - `known_keys`, a Lua filter: each Envoy worker remembers the `authorization` values authz has
+ *   accepted (a 2xx, or authz's 403 or 429: the key was recognised), forgets one on a 401
+ *   (revoked), and marks every other request that will reach ext_authz with
+ *   `x-gateway-new-key: 1` (a request without a key too). Requests on routes where ext_authz is
+ *   off (`/health`, the 404 and 405 routes) are left alone. The key travels from the request to
+ *   the response handler in the stream's dynamic metadata, which no log, trace or Check carries.
+ * - `new_keys`, a local_ratelimit filter: one token bucket, shared by Envoy's workers, for the
+ *   marked requests only (`rps` per second, bursts of twice that); past it Envoy answers 503
+ *   `authorization_unavailable` with retry-after before authz is asked.
+ *
+ * This never decides who may pass: every request still goes to authz, seen key or not; the
+ * budget only decides whose Checks wait for capacity. A key is learned per worker, so a client
+ * whose connection lands on a worker that has not seen its key spends one token there first.
+ */
+import { settingDefault } from '../contract/settings.js';
+import { localRateLimit } from './local-ratelimit.js';
+
+/** The status the new-key budget refuses with before the local reply mapper makes it 503. */
+const NEW_KEY_REFUSED_STATUS = 510;
+
+/** The header that marks a request whose key this Envoy worker has not seen authz accept. */
+export const NEW_KEY_HEADER = 'x-gateway-new-key';
+
+/** Keys one Envoy worker remembers; past it the table starts again empty (every key new once more). */
+const KNOWN_KEYS_PER_WORKER = 20_000;
+
+/**
+ * The routes where ext_authz is off (envoy.yaml.tmpl): nothing on them reaches authz, so they
+ * spend no budget. A unit test keeps this list equal to the template's.
+ */
+export const ROUTES_WITHOUT_AUTHZ = Object.freeze([
+  'health',
+  'health_method_not_allowed',
+  'embeddings_method_not_allowed',
+  'models_method_not_allowed',
+  'model_method_not_allowed',
+  'not_found',
+]);
+
+/** The declared default (contract/settings.ts argues it). */
+export const NEW_KEY_RPS_DEFAULT = settingDefault('ENVOY_NEW_KEY_RPS');
+
+// Per worker: Envoy runs one Lua state per worker thread, and its globals live as long as it.
+function knownKeysLua(): string {
+  const unchecked = ROUTES_WITHOUT_AUTHZ.map((name) => `["${name}"] = true`).join(', ');
+  return `local known, size = {}, 0
+local UNCHECKED = { ${unchecked} }
+function envoy_on_request(request)
+  if UNCHECKED[request:streamInfo():routeName()] then return end
+  local key = request:headers():get("authorization")
+  if key ~= nil then
+    request:streamInfo():dynamicMetadata():set("ctg.known_keys", "key", key)
+    if known[key] then return end
+  end
+  request:headers():add("${NEW_KEY_HEADER}", "1")
+end
+function envoy_on_response(response)
+  local meta = response:streamInfo():dynamicMetadata():get("ctg.known_keys")
+  if meta == nil or meta.key == nil then return end
+  local key, status = meta.key, response:headers():get(":status")
+  if status == "401" then
+    if known[key] then known[key] = nil; size = size - 1 end
+  elseif not known[key] and (string.sub(status, 1, 1) == "2" or status == "403" or status == "429") then
+    if size >= ${KNOWN_KEYS_PER_WORKER} then known, size = {}, 0 end
+    known[key] = true
+    size = size + 1
+  end
+end
+`;
+}
+
+/** The Lua filter that learns keys, as one YAML flow item, or nothing when `rps` is 0. */
+export function knownKeysFilter(rps: number): string {
+  if (rps === 0) return '';
+  return `- ${JSON.stringify({
+    name: 'known_keys',
+    typed_config: {
+      '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua',
+      default_source_code: { inline_string: knownKeysLua() },
+    },
+  })}`;
+}
+
+/** The new-key budget's local_ratelimit filter as one YAML flow item, or nothing when `rps` is 0. */
+export function newKeyLimit(rps: number): string {
+  if (rps === 0) return '';
+  return localRateLimit({
+    name: 'new_keys',
+    statPrefix: 'new_keys',
+    refusedStatus: NEW_KEY_REFUSED_STATUS,
+    // A request without the mark yields no descriptor and passes.
+    actions: [{ request_headers: { header_name: NEW_KEY_HEADER, descriptor_key: 'new_key' } }],
+    entries: [{ key: 'new_key', value: '1' }],
+    perSecond: rps,
+  });
+}
