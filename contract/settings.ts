@@ -54,7 +54,7 @@ const DECLARATIONS = [
     shown: '`25` (`0`: off)',
     usedBy: 'Envoy',
     meaning:
-      'Checks per second one Envoy sends authz for keys it has not yet seen authz accept, or no key (bursts of twice that); past it 503 `authorization_unavailable` with retry-after, before authz is asked. Keys in use are never held back by it',
+      'Checks per second one Envoy sends authz for keys it has not yet seen authz accept, or no key (bursts of twice that), 2/5 of it at most from one client address; past it 503 `authorization_unavailable` with retry-after, before authz is asked. Keys in use are never held back by it',
   },
   {
     defaults: { ENVOY_MAX_HEAP_MB: 512 },

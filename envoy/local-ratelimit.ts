@@ -4,17 +4,23 @@
  * refusals made with a status nothing else produces so a local reply mapper can give them the
  * catalogue's body (envoy.yaml.tmpl). Used by the per-source limit and the new-key budget.
  */
-export interface LocalRateLimit {
-  readonly name: string;
-  readonly statPrefix: string;
-  /** The status it refuses with, mapped by envoy.yaml.tmpl. */
-  readonly refusedStatus: number;
+/** One descriptor: the actions that make it for a request, and its bucket. */
+export interface Descriptor {
   /** The route's rate_limits actions that make each request's descriptor. */
   readonly actions: readonly object[];
   /** The descriptor's entries; one without a value makes one bucket per value (bounded by `maxDynamic`). */
   readonly entries: readonly { key: string; value?: string }[];
   /** Tokens added each second; the bucket holds twice that (the burst). */
   readonly perSecond: number;
+}
+
+export interface LocalRateLimit {
+  readonly name: string;
+  readonly statPrefix: string;
+  /** The status it refuses with, mapped by envoy.yaml.tmpl. */
+  readonly refusedStatus: number;
+  /** A request is refused when any bucket of a descriptor it makes is empty. */
+  readonly descriptors: readonly Descriptor[];
   readonly maxDynamic?: number;
 }
 
@@ -35,8 +41,8 @@ export function localRateLimit(limit: LocalRateLimit): string {
       filter_enabled: always,
       filter_enforced: always,
       ...(limit.maxDynamic === undefined ? {} : { max_dynamic_descriptors: limit.maxDynamic }),
-      rate_limits: [{ actions: limit.actions }],
-      descriptors: [{ entries: limit.entries, token_bucket: bucket(2 * limit.perSecond, limit.perSecond) }],
+      rate_limits: limit.descriptors.map((d) => ({ actions: d.actions })),
+      descriptors: limit.descriptors.map((d) => ({ entries: d.entries, token_bucket: bucket(2 * d.perSecond, d.perSecond) })),
     },
   })}`;
 }

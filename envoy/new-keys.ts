@@ -10,13 +10,16 @@
  *   `x-gateway-new-key: 1` (a request without a key too). Requests on routes where ext_authz is
  *   off (`/health`, the 404 and 405 routes) are left alone. The key travels from the request to
  *   the response handler in the stream's dynamic metadata, which no log, trace or Check carries.
- * - `new_keys`, a local_ratelimit filter: one token bucket, shared by Envoy's workers, for the
- *   marked requests only (`rps` per second, bursts of twice that); past it Envoy answers 503
- *   `authorization_unavailable` with retry-after before authz is asked.
+ * - `new_keys`, a local_ratelimit filter, for the marked requests only: one token bucket shared by
+ *   Envoy's workers (`rps` per second, bursts of twice that) and one per client address (2/5 of
+ *   it); past either Envoy answers 503 `authorization_unavailable` with retry-after before authz
+ *   is asked.
  *
  * This never decides who may pass: every request still goes to authz, seen key or not; the
- * budget only decides whose Checks wait for capacity. A key is learned per worker, so a client
- * whose connection lands on a worker that has not seen its key spends one token there first.
+ * budget only decides whose Checks wait for capacity. A key is learned per worker (Lua keeps no
+ * state across them), so a client whose connection lands on a worker that has not seen its key
+ * spends one token there first: the per-address share is what leaves it one during a flood
+ * from another address.
  */
 import { settingDefault } from '../contract/settings.js';
 import { localRateLimit } from './local-ratelimit.js';
@@ -87,16 +90,36 @@ export function knownKeysFilter(rps: number): string {
   })}`;
 }
 
-/** The new-key budget's local_ratelimit filter as one YAML flow item, or nothing when `rps` is 0. */
+/** Source addresses the new-key budget tracks at once (least recently seen forgotten first). */
+const SOURCES_TRACKED = 100_000;
+
+/** The share of the budget one client address may take: 2/5, at least 1 a second. */
+export function newKeyRpsPerSource(rps: number): number {
+  return Math.max(1, Math.round((rps * 2) / 5));
+}
+
+/**
+ * The new-key budget's local_ratelimit filter as one YAML flow item, or nothing when `rps` is 0:
+ * `rps` for the whole Envoy, and 2/5 of it for any one client address, so one flooding address
+ * leaves the rest to the others' new keys (and to a known key's first request on a worker that
+ * has not seen it yet). Behind a load balancer that hides addresses, every client is one address.
+ */
 export function newKeyLimit(rps: number): string {
   if (rps === 0) return '';
+  const marked = { request_headers: { header_name: NEW_KEY_HEADER, descriptor_key: 'new_key' } };
   return localRateLimit({
     name: 'new_keys',
     statPrefix: 'new_keys',
     refusedStatus: NEW_KEY_REFUSED_STATUS,
-    // A request without the mark yields no descriptor and passes.
-    actions: [{ request_headers: { header_name: NEW_KEY_HEADER, descriptor_key: 'new_key' } }],
-    entries: [{ key: 'new_key', value: '1' }],
-    perSecond: rps,
+    // A request without the mark makes neither descriptor and passes.
+    descriptors: [
+      { actions: [marked], entries: [{ key: 'new_key', value: '1' }], perSecond: rps },
+      {
+        actions: [marked, { remote_address: {} }],
+        entries: [{ key: 'new_key', value: '1' }, { key: 'remote_address' }],
+        perSecond: newKeyRpsPerSource(rps),
+      },
+    ],
+    maxDynamic: SOURCES_TRACKED,
   });
 }

@@ -305,10 +305,8 @@ export function perSourceLimit(rps: number): string {
     name: 'envoy.filters.http.local_ratelimit',
     statPrefix: 'per_source',
     refusedStatus: PER_SOURCE_REFUSED_STATUS,
-    actions: [{ remote_address: {} }],
     // One bucket per source address (an entry without a value), bounded.
-    entries: [{ key: 'remote_address' }],
-    perSecond: rps,
+    descriptors: [{ actions: [{ remote_address: {} }], entries: [{ key: 'remote_address' }], perSecond: rps }],
     maxDynamic: PER_SOURCE_MAX_TRACKED,
   });
 }

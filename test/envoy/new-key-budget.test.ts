@@ -2,17 +2,19 @@
  * The new-key budget (ENVOY_NEW_KEY_RPS, envoy/new-keys.ts) in the whole gateway: real Envoy over
  * TLS, authz, the embedder on the test model, Redis. At 2 Checks a second for keys Envoy has not
  * seen authz accept (bursts of 4), a stream of junk keys is refused with 503
- * authorization_unavailable and retry-after before authz is asked, while a key already in use
+ * authorization_unavailable and retry-after before authz is asked (one client address may take
+ * 2/5 of it, so another address keeps the rest), while a key already in use
  * passes every time; a new key waits for the budget once and is then known; a revoked key is
  * forgotten on its 401; `/health` and the 404 route spend nothing. The known key's requests go on
  * one HTTP/2 connection, so on one Envoy worker (each worker learns keys of its own).
  */
 import type { ClientHttp2Session } from 'node:http2';
+import { request } from 'node:https';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { junkKey } from '../../bench/open-loop.js';
-import { NEW_KEY_HEADER, ROUTES_WITHOUT_AUTHZ, newKeyLimit } from '../../envoy/new-keys.js';
+import { NEW_KEY_HEADER, newKeyLimit, newKeyRpsPerSource, ROUTES_WITHOUT_AUTHZ } from '../../envoy/new-keys.js';
 import { renderEnvoyConfig, settingsFromEnv } from '../../envoy/render.js';
 import { openSession, post, tally, type BurstAnswer } from '../pressure/burst.js';
 import { expectProblemBody } from '../support/problem-assert.js';
@@ -42,6 +44,31 @@ async function beside(key: string, count: number): Promise<{ key: BurstAnswer[];
   const junk = Array.from({ length: count }, () => post(session, junkKey(), body));
   const mine = Array.from({ length: count }, () => post(session, key, body));
   return { key: await Promise.all(mine), junk: await Promise.all(junk) };
+}
+
+/** One POST /v1/embeddings with `key` from `localAddress`, on a connection of its own (HTTP/1.1). */
+function statusFrom(localAddress: string, key: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port: stack.ports.gateway,
+        servername: 'localhost',
+        ca: stack.ca,
+        localAddress,
+        agent: false,
+        method: 'POST',
+        path: '/v1/embeddings',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end(body);
+  });
 }
 
 beforeAll(async () => {
@@ -114,6 +141,15 @@ describe(`the new-key budget at ${RPS}/s`, () => {
     const after = await Promise.all(Array.from({ length: 2 * RPS + 2 }, () => post(session, revoked.key, body)));
     expect(after.every((a) => a.status === 401 || a.status === 503)).toBe(true);
     expect(after.filter((a) => a.status === 503).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('leaves another client address its share: one address takes at most 2/5 of the budget', async () => {
+    expect(newKeyRpsPerSource(RPS)).toBe(1);
+    expect(newKeyRpsPerSource(25)).toBe(10);
+    await drainBudget();
+    // 127.0.0.1's share is spent; the whole Envoy's is not, so a junk key from elsewhere still
+    // reaches authz (and gets its 401) instead of the budget's 503.
+    expect(await statusFrom('127.0.0.2', junkKey())).toBe(401);
   });
 
   it('spends nothing on routes where authz is not asked: /health and the 404', async () => {
