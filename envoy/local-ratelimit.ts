@@ -5,7 +5,7 @@
  * catalogue's body (envoy.yaml.tmpl). Used by the per-source limit and the new-key budget.
  */
 /** One descriptor: the actions that make it for a request, and its bucket. */
-export interface Descriptor {
+interface Descriptor {
   /** The route's rate_limits actions that make each request's descriptor. */
   readonly actions: readonly object[];
   /** The descriptor's entries; one without a value makes one bucket per value (bounded by `maxDynamic`). */
