@@ -4,6 +4,9 @@
  * refusals made with a status nothing else produces so a local reply mapper can give them the
  * catalogue's body (envoy.yaml.tmpl). Used by the per-source limit and the new-key budget.
  */
+/** Client addresses one per-address descriptor remembers at once (least recently seen forgotten first). */
+export const ADDRESSES_TRACKED = 100_000;
+
 /** One descriptor: the actions that make it for a request, and its bucket. */
 interface Descriptor {
   /** The route's rate_limits actions that make each request's descriptor. */

@@ -22,7 +22,7 @@
  * from another address.
  */
 import { settingDefault } from '../contract/settings.js';
-import { localRateLimit } from './local-ratelimit.js';
+import { ADDRESSES_TRACKED, localRateLimit } from './local-ratelimit.js';
 
 /** The status the new-key budget refuses with before the local reply mapper makes it 503. */
 const NEW_KEY_REFUSED_STATUS = 510;
@@ -90,9 +90,6 @@ export function knownKeysFilter(rps: number): string {
   })}`;
 }
 
-/** Source addresses the new-key budget tracks at once (least recently seen forgotten first). */
-const SOURCES_TRACKED = 100_000;
-
 /** The share of the budget one client address may take: 2/5, at least 1 a second. */
 export function newKeyRpsPerSource(rps: number): number {
   return Math.max(1, Math.round((rps * 2) / 5));
@@ -120,6 +117,6 @@ export function newKeyLimit(rps: number): string {
         perSecond: newKeyRpsPerSource(rps),
       },
     ],
-    maxDynamic: SOURCES_TRACKED,
+    maxDynamic: ADDRESSES_TRACKED,
   });
 }

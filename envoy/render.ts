@@ -22,7 +22,7 @@ import { REQUEST_ID_LUA_PATTERN, REQUEST_ID_MAX_LENGTH } from '../contract/reque
 import { EnvReader, type Env } from '../contract/env.js';
 import { settingDefault, type SettingOf } from '../contract/settings.js';
 import { localReplies, localReplyBody } from './local-replies.js';
-import { localRateLimit } from './local-ratelimit.js';
+import { ADDRESSES_TRACKED, localRateLimit } from './local-ratelimit.js';
 import { knownKeysFilter, NEW_KEY_RPS_DEFAULT, newKeyLimit } from './new-keys.js';
 import { statsCluster, statsListener } from './stats.js';
 import { hcmTracing, otlpCluster, parseOtlpEndpoint, type OtlpEndpoint } from './tracing.js';
@@ -295,9 +295,6 @@ export function writeEnvoyConfig(configFile: string, settings: EnvoySettings): v
 /** The status the per-source limit refuses with before the local reply mapper makes it 429. */
 export const PER_SOURCE_REFUSED_STATUS = 508;
 
-/** Sources remembered at once by the per-source limit (least recently seen forgotten first). */
-export const PER_SOURCE_MAX_TRACKED = 100_000;
-
 /** The per-source local_ratelimit filter as one YAML flow item, or nothing when `rps` is 0. */
 export function perSourceLimit(rps: number): string {
   if (rps === 0) return '';
@@ -307,7 +304,7 @@ export function perSourceLimit(rps: number): string {
     refusedStatus: PER_SOURCE_REFUSED_STATUS,
     // One bucket per source address (an entry without a value), bounded.
     descriptors: [{ actions: [{ remote_address: {} }], entries: [{ key: 'remote_address' }], perSecond: rps }],
-    maxDynamic: PER_SOURCE_MAX_TRACKED,
+    maxDynamic: ADDRESSES_TRACKED,
   });
 }
 
