@@ -5,7 +5,7 @@
  * legitimate requests served, with p99 under 1 s.
  *
  *   npx tsx bench/flood-keys.ts [--rate 2000] [--seconds 20] [--legit-rate 50] [--burst 200] [--per-source-rps 100]
- *     [--authz-millicores 150] [--new-key-rps 25]
+ *     [--authz-millicores 150] [--new-key-rps 25] [--flood-sources 1]
  *
  * `--authz-millicores N` holds authz to N/1000 of a CPU with a cgroup quota after the warm-up,
  * as a Kubernetes limit does (test/pressure/cpu-quota.ts; needs root). Envoy's authz deadline and
@@ -18,7 +18,9 @@
  * `--authz-millicores 150` keep `--legit-rate` and `--burst` within what authz at that quota
  * decides without any flood (about 20/s and 50: BENCHMARKS.md), or the figure measures authz's
  * capacity, not the flood. The flood comes from 127.0.0.2 in a process of its own
- * (bench/open-loop.ts), the legitimate client from 127.0.0.1: to Envoy, two sources. The
+ * (bench/open-loop.ts), the legitimate client from 127.0.0.1: to Envoy, two sources;
+ * `--flood-sources N` spreads the flood's connections over 127.0.0.2 … 127.0.0.(N+1), a flood
+ * from many clients, which no per-address share holds back. The
  * legitimate client sends `--legit-rate` small embedding requests per second, open loop, plus
  * `--burst` at once halfway (the issue saw 200 simultaneous legitimate requests all refused).
  * Every legitimate request counts: a failure or a timeout (10 s) is not served, and its time
@@ -52,6 +54,7 @@ const { values } = parseArgs({
     'per-source-rps': { type: 'string', default: '100' },
     'authz-millicores': { type: 'string', default: '0' },
     'new-key-rps': { type: 'string', default: String(NEW_KEY_RPS_DEFAULT) },
+    'flood-sources': { type: 'string', default: '1' },
   },
 });
 const rate = Number(values.rate);
@@ -63,7 +66,9 @@ const authzMillicores = Number(values['authz-millicores']);
 const newKeyRps = Number(values['new-key-rps']);
 const run = promisify(execFile);
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
-const FLOOD_SOURCE = '127.0.0.2';
+const floodSources = Number(values['flood-sources']);
+if (!Number.isInteger(floodSources) || floodSources < 1 || floodSources > 250) throw new Error('--flood-sources: 1 to 250');
+const FLOOD_SOURCES = Array.from({ length: floodSources }, (_, i) => `127.0.0.${i + 2}`);
 
 /** authz's key-lookup counters (hit, miss, merged, shed), read with the stack's metrics token. */
 async function keyLookups(stack: Stack): Promise<Record<string, number>> {
@@ -122,8 +127,8 @@ async function scenario(name: string, envoy: EnvoyOverrides) {
         stack.dirs.caFile,
         String(rate),
         String(seconds),
-        '32',
-        FLOOD_SOURCE,
+        String(Math.max(32, floodSources)),
+        FLOOD_SOURCES.join(','),
       ],
       { cwd: repoRoot, maxBuffer: 16 * 1024 * 1024, timeout: (seconds + 120) * 1000 },
     );
@@ -195,7 +200,7 @@ const perSource = await scenario(`per-source limit ${perSourceRps}/s`, { perSour
 const noBudget = await scenario('without the new-key budget', { newKeyRps: 0 });
 const result = {
   date: new Date().toISOString(),
-  command: `npx tsx bench/flood-keys.ts --rate ${rate} --seconds ${seconds} --legit-rate ${legitRate} --burst ${burst} --per-source-rps ${perSourceRps} --authz-millicores ${authzMillicores} --new-key-rps ${newKeyRps}`,
+  command: `npx tsx bench/flood-keys.ts --rate ${rate} --seconds ${seconds} --legit-rate ${legitRate} --burst ${burst} --per-source-rps ${perSourceRps} --authz-millicores ${authzMillicores} --new-key-rps ${newKeyRps} --flood-sources ${floodSources}`,
   scenarios: [shipped, perSource, noBudget],
 };
 console.log(JSON.stringify(result, null, 2));

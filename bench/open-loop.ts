@@ -5,7 +5,7 @@
  *
  * As a module: `openLoop(spec)`. As a process (the junk flood runs in its own, so its event loop
  * does not delay the legitimate client's clock):
- *   node --import tsx bench/open-loop.ts <port> <caFile> <rate> <seconds> <sessions> [sourceAddress]
+ *   node --import tsx bench/open-loop.ts <port> <caFile> <rate> <seconds> <sessions> [sourceAddress[,sourceAddress…]]
  * prints one JSON line: { sent, statuses, seconds }.
  */
 import { randomInt } from 'node:crypto';
@@ -28,8 +28,8 @@ export interface OpenLoopSpec {
   /** Requests in flight at most; past it a due request is not sent and counted as "skipped". */
   readonly maxInFlight?: number;
   readonly timeoutMs?: number;
-  /** The source address to connect from (another loopback address is another client to Envoy). */
-  readonly localAddress?: string;
+  /** The source address to connect from (another loopback address is another client to Envoy); several: the sessions take them in turn. */
+  readonly localAddress?: string | readonly string[];
 }
 
 /** Every request's status (0: no answer) and latency in ms, in order sent. */
@@ -81,14 +81,25 @@ export function send(
   });
 }
 
-/** Opens `n` TLS HTTP/2 connections to the gateway. */
-export async function openSessions(port: number, ca: Buffer, n: number, localAddress?: string): Promise<ClientHttp2Session[]> {
+/** Opens `n` TLS HTTP/2 connections to the gateway, from `localAddress` (or each of them in turn). */
+export async function openSessions(
+  port: number,
+  ca: Buffer,
+  n: number,
+  localAddress?: string | readonly string[],
+): Promise<ClientHttp2Session[]> {
+  const sources = typeof localAddress === 'string' ? [localAddress] : (localAddress ?? []);
   return Promise.all(
     Array.from(
       { length: n },
-      () =>
+      (_, i) =>
         new Promise<ClientHttp2Session>((ok, fail) => {
-          const session = connect(`https://127.0.0.1:${port}`, { ca, servername: 'localhost', ...(localAddress ? { localAddress } : {}) });
+          const source = sources[i % Math.max(1, sources.length)];
+          const session = connect(`https://127.0.0.1:${port}`, {
+            ca,
+            servername: 'localhost',
+            ...(source ? { localAddress: source } : {}),
+          });
           session.once('connect', () => ok(session));
           session.once('error', fail);
           session.on('error', () => undefined);
@@ -149,7 +160,7 @@ if (invokedDirectly) {
     body,
     headers: () => ({ authorization: `Bearer ${junkKey()}` }),
     timeoutMs: 5_000,
-    localAddress,
+    ...(localAddress ? { localAddress: localAddress.split(',') } : {}),
   });
   process.stdout.write(`${JSON.stringify({ sent: result.sent, statuses: result.statuses, seconds: result.seconds })}\n`);
 }
