@@ -59,12 +59,12 @@ interface Answer {
   readonly request_counts: { readonly completed: number };
 }
 
-interface Client {
+export interface Client {
   call(method: string, path: string, body?: { type: string; data: Buffer }): Promise<Answer>;
 }
 
 /** Asks again after a 503 (a Check that timed out on a loaded machine), as an SDK would. */
-function client(stack: BenchStack, ca: Buffer, key: string): Client {
+export function client(stack: BenchStack, ca: Buffer, key: string): Client {
   const once = rawClient(stack, ca, key);
   return {
     async call(method, path, body) {
@@ -111,7 +111,7 @@ function rawClient(stack: BenchStack, ca: Buffer, key: string): Client {
 }
 
 /** Uploads `lines` lines of `perLine` clinical texts (short sentences or notes) and creates a batch; returns its id. */
-async function startBatch(
+export async function startBatch(
   api: Client,
   modelId: string,
   lines: number,
@@ -157,7 +157,7 @@ const WINDOW_S = 4;
  * in an idle window (from 0.5 s after a batch ended; as long as that batch took), or during a batch (from 1 s after its
  * creation, once its first lines run, until it is seen done). Latencies sorted, 200s only.
  */
-async function interleaved(
+export async function interleaved(
   stack: BenchStack,
   ca: Buffer,
   api: Client,
