@@ -96,7 +96,9 @@ async function embedderStore(minReplicas: number): Promise<SettlementStore> {
     prefix,
     timeoutMs: 1000,
     minReplicas,
-    waitMs: 300,
+    // Long enough for a replica's acknowledgement while the whole suite loads the machine (300 ms
+    // was not, once in a full run); the paused replica's case waits this long once.
+    waitMs: 1000,
   });
   await waitFor('the embedder store to be ready', async () => store.isReady(), 10_000);
   return store;
@@ -126,7 +128,7 @@ describe('usage survives the loss of the primary (SETTLEMENT_MIN_REPLICAS 1)', (
     try {
       const keys = authz.settlement.keys()!;
       const settle = (grant: GrantClaims) =>
-        new RequestSettlement(store, grant, 'm1', `req-${grant.uid}`, { timeoutMs: 1000, retryAfterSeconds: 1 });
+        new RequestSettlement(store, grant, 'm1', `req-${grant.uid}`, { timeoutMs: 3000, retryAfterSeconds: 1 });
 
       const kept = settle(await issue());
       expect(await kept.admit(9)).toBe(true);
