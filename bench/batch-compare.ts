@@ -2,12 +2,13 @@
  * Online p99 while a batch runs, for two embedder trees alternated in one run (issue 27's
  * priority goal is a ratio of two tails, and one run's spread is as wide as the changes being
  * tried, so a change is judged only against the tree before it, in the same minutes):
- *   npx tsx bench/batch-compare.ts --rounds 4 --seconds 90 A=embedder/src/main.ts B=.local/bench/variants/NAME/embedder/src/main.ts
+ *   npx tsx bench/batch-compare.ts --rounds 4 --seconds 90 --envoy "$(bash scripts/install-envoy.sh)" \
+ *     A="$(bash bench/variant.sh baseline --copy-only)" B="$(bash bench/variant.sh NAME --copy-only)"
  * Each round starts one bench stack per tree (order A B, then B A, …; the default model, the
  * background session) and runs bench/batch.ts' `interleaved` on it: one open loop of
  * one-sentence requests across alternating idle windows and batches. Prints each round's p99
  * alone, during a batch and their ratio, then per tree the median ratio and the pooled one.
- * Variant trees come from bench/variant.sh's copies (.local/bench/variants/NAME).
+ * `bench/variant.sh NAME --copy-only` makes a tree's copy (bench/tuning/NAME.patch applied) and prints its entry.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync, rmSync } from 'node:fs';

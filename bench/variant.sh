@@ -5,6 +5,7 @@
 # stack). Results go to bench/results/variant-NAME.json.
 #   bash bench/variant.sh NAME [bench/main.ts options, e.g. --parts efficiency --models .local/models/test]
 #   bash bench/variant.sh baseline ...   (the unpatched embedder, same procedure, for comparison)
+#   bash bench/variant.sh NAME --copy-only  (only the copy, for bench/batch-compare.ts and other tools)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 name="${1:?usage: bash bench/variant.sh NAME [options]}"; shift
@@ -15,6 +16,7 @@ ln -s "$PWD/node_modules" "$dir/node_modules"  # authz resolves its protos from 
 if [[ "$name" != "baseline" ]]; then
   patch -s -p1 -d "$dir" < "bench/tuning/$name.patch"
 fi
+if [[ "${1:-}" == "--copy-only" ]]; then echo "$dir/embedder/src/main.ts"; exit 0; fi
 exec node --import tsx bench/main.ts --embedder-entry "$dir/embedder/src/main.ts" --authz-entry "$dir/authz/src/main.ts" \
   --label "variant-$name" --tls .local/bench/tls \
   --envoy "$(bash scripts/install-envoy.sh)" "$@"
