@@ -5,8 +5,14 @@
  * includeRequestBodyInCheck is set, failure_mode_allow false and status_on_error from the
  * provider. None of the
  * project's own filters run: no header stripping, no json_to_metadata, no body limit, no problem
- * bodies of Envoy's own. GET /health is outside the policy (notPaths), so unchecked.
+ * bodies of Envoy's own. The routes are the shipped staging VirtualService's; GET /health is
+ * outside the policy (notPaths), so unchecked.
  */
+
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse } from 'yaml';
+import { repoRoot } from '../support/stack.js';
 
 export interface IstioLikeOptions {
   readonly listenerPort: number;
@@ -57,6 +63,33 @@ function extAuthz(includeBody: boolean): object {
   };
 }
 
+/**
+ * The shipped staging VirtualService's http routes as Istio turns them into Envoy routes: each
+ * match block one route (named after the http route), `exact` a path, `regex` a safe_regex,
+ * `method` a :method header; its timeout, its retries (attempts 0: none) and its destination,
+ * here the embedder's cluster. A route outside the AuthorizationPolicy (GET /health, its
+ * notPaths) has ext_authz off, as Istio's shadow-RBAC metadata turns it off there.
+ */
+function shippedRoutes(): object[] {
+  const dir = join(repoRoot, 'deploy/istio/staging');
+  const vs = parse(readFileSync(join(dir, 'virtual-service.yaml'), 'utf8'));
+  const policy = parse(readFileSync(join(dir, 'authorization-policy.yaml'), 'utf8'));
+  const notPaths: string[] = policy.spec.rules[0].to[0].operation.notPaths;
+  const path = (uri: any) => (uri.exact !== undefined ? { path: uri.exact } : { safe_regex: { regex: uri.regex } });
+  return vs.spec.http.flatMap((route: any) =>
+    route.match.map((m: any) => ({
+      name: route.name,
+      match: { ...path(m.uri), ...(m.method ? { headers: [{ name: ':method', string_match: { exact: m.method.exact } }] } : {}) },
+      route: {
+        cluster: EMBEDDER_CLUSTER,
+        ...(route.timeout ? { timeout: route.timeout } : {}),
+        ...(route.retries.attempts > 0 ? { retry_policy: { retry_on: route.retries.retryOn, num_retries: route.retries.attempts } } : {}),
+      },
+      ...(m.uri.exact !== undefined && notPaths.includes(m.uri.exact) ? { typed_per_filter_config: unchecked } : {}),
+    })),
+  );
+}
+
 const unchecked = {
   'envoy.filters.http.ext_authz': {
     '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
@@ -75,21 +108,7 @@ export function istioLikeBootstrap(o: IstioLikeOptions): string {
     merge_slashes: true,
     route_config: {
       name: 'https.443.https-ctg.ctg-staging.istio-system',
-      virtual_hosts: [
-        {
-          name: 'embeddings.staging.example.org:443',
-          domains: ['*'],
-          routes: [
-            { name: 'embeddings', match: { path: '/v1/embeddings' }, route: { cluster: EMBEDDER_CLUSTER, timeout: '300s' } },
-            {
-              name: 'health',
-              match: { path: '/health', headers: [{ name: ':method', string_match: { exact: 'GET' } }] },
-              route: { cluster: EMBEDDER_CLUSTER },
-              typed_per_filter_config: unchecked,
-            },
-          ],
-        },
-      ],
+      virtual_hosts: [{ name: 'embeddings.staging.example.org:443', domains: ['*'], routes: shippedRoutes() }],
     },
     http_filters: [
       extAuthz(o.includeBody),

@@ -72,7 +72,7 @@ beforeAll(async () => {
   svc = { modelDir, modelId: manifestModelId(modelDir), redisKeyPrefix: `ctg-e2e-${randomBytes(6).toString('hex')}:` };
   // The embedder runs as its own Redis user, allowed only the settlement functions (as
   // deployed); authz creates it (EMBEDDER_REDIS_USERNAME, stack.ts).
-  const embedder = startEmbedder(dirs, ports, svc);
+  const embedder = startEmbedder(dirs, ports, svc, { BATCH_POLL_MS: '50' });
   // Istio's ext_authz provider sends no metadata: the mesh admits only its gateway to authz.
   authz = await startAuthz(dirs, ports, svc, { AUTHZ_CALLER_AUTH: 'mesh' });
   processes.push(authz);
@@ -136,6 +136,63 @@ describe.each(MODES)('through an Istio-shaped ingress Envoy ($name)', ({ name })
     // With the key of an organization lacking the model, forging a granted one does not help.
     const res = await embed(name, { ...bearer(withoutModel), ...forged });
     expect(res.status).toBe(403);
+  });
+});
+
+describe('the other public paths, routed by the shipped VirtualService', () => {
+  const url = (path: string) => `http://127.0.0.1:${listeners[MODES[0].name]}${path}`;
+  const get = (path: string, k?: { key: string }) => fetch(url(path), { headers: k ? bearer(k) : {} });
+
+  it("GET /v1/models lists the organization's models, behind the key check", async () => {
+    const res = await get('/v1/models', withModel);
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { data: { id: string }[] }).data.map((m) => m.id)).toEqual([svc.modelId]);
+    expect((await get(`/v1/models/${svc.modelId}`, withModel)).status).toBe(200);
+    expect((await get('/v1/models')).status).toBe(401);
+  });
+
+  it('the Batch API runs a file through: upload, create, complete, download, delete', async () => {
+    const lines = ['a', 'b'].map((id) =>
+      JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/embeddings', body: { model: svc.modelId, input: `note ${id}` } }),
+    );
+    const form = new FormData();
+    form.append('purpose', 'batch');
+    form.append('file', new Blob([`${lines.join('\n')}\n`], { type: 'application/jsonl' }), 'notes.jsonl');
+    const upload = await fetch(url('/v1/files'), { method: 'POST', headers: bearer(withModel), body: form });
+    expect(upload.status).toBe(200);
+    const file = (await upload.json()) as { id: string };
+    const create = await fetch(url('/v1/batches'), {
+      method: 'POST',
+      headers: { ...bearer(withModel), 'content-type': 'application/json' },
+      body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/embeddings', completion_window: '24h' }),
+    });
+    expect(create.status).toBe(200);
+    const batch = (await create.json()) as { id: string };
+    let done: { status: string; output_file_id: string } | undefined;
+    await waitFor(
+      'the batch to complete',
+      async () => {
+        done = (await (await get(`/v1/batches/${batch.id}`, withModel)).json()) as typeof done;
+        return done?.status === 'completed';
+      },
+      60_000,
+    );
+    const output = await get(`/v1/files/${done!.output_file_id}/content`, withModel);
+    expect(output.status).toBe(200);
+    const ids = (await output.text())
+      .trim()
+      .split('\n')
+      .map((l) => (JSON.parse(l) as { custom_id: string }).custom_id);
+    expect(ids.sort()).toEqual(['a', 'b']);
+    // Another organization's key sees neither the batch nor the file; the owner deletes the file.
+    expect((await get(`/v1/batches/${batch.id}`, otherWithModel)).status).toBe(404);
+    expect((await fetch(url(`/v1/files/${file.id}`), { method: 'DELETE', headers: bearer(withModel) })).status).toBe(200);
+    expect((await get(`/v1/files/${file.id}`, withModel)).status).toBe(404);
+  });
+
+  it('a keyless upload is refused on its headers; internal paths are not routed', async () => {
+    expect((await fetch(url('/v1/files'), { method: 'POST', body: 'x'.repeat(1024) })).status).toBe(401);
+    for (const path of ['/ready', '/metrics']) expect((await get(path, withModel)).status, path).toBe(404);
   });
 });
 

@@ -9,8 +9,28 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { openapiDocument } from '../../openapi/document.js';
 import { repoRoot } from '../support/stack.js';
 import { ENVIRONMENTS, find, kustomize, parseObjects, renderOverlay, type K8sObject } from './kustomize.js';
+
+/** The model id a client would name in GET /v1/models/{model}. */
+const svcModel = 'bge-large-en-v1.5';
+
+/**
+ * The VirtualService routes a request matches, as Istio matches them: any of a route's match
+ * blocks, each with every condition; `exact` whole-path, `regex` a full match (RE2, here
+ * written so JavaScript reads it the same). Istio takes the first; the test reads the first.
+ */
+function routesFor(vs: K8sObject, path: string, method: string): any[] {
+  const string = (m: any, value: string) =>
+    m === undefined ||
+    (m.exact !== undefined
+      ? m.exact === value
+      : m.prefix !== undefined
+        ? value.startsWith(m.prefix)
+        : new RegExp(`^(?:${m.regex})$`).test(value));
+  return vs.spec.http.filter((r: any) => r.match.some((m: any) => string(m.uri, path) && string(m.method, method)));
+}
 
 interface Provider {
   name: string;
@@ -87,14 +107,35 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     expect(server.tls).toEqual({ mode: 'SIMPLE', credentialName: 'ctg-gateway-tls', minProtocolVersion: 'TLSV1_2' });
   });
 
-  it("only /v1/embeddings and GET /health are routed, to the embedder, with the gateway's route timeout", () => {
+  it('every public path of the OpenAPI document is routed, to the embedder, and nothing else', () => {
     const vs = one('VirtualService');
     const gateway = one('Gateway');
     expect(vs.metadata.namespace).toBe(namespace);
     expect(vs.spec.hosts).toEqual([host]);
     expect(vs.spec.gateways).toEqual([`${gateway.metadata.namespace}/${gateway.metadata.name}`]);
-    const paths = vs.spec.http.flatMap((r: any) => r.match.map((m: any) => m.uri.exact));
-    expect(paths).toEqual(['/v1/embeddings', '/health']);
+    // Each documented path with a well-formed id, as a client sends it, reaches a route.
+    const ids: Record<string, string> = { model: svcModel, file_id: `file-${'a'.repeat(24)}`, batch_id: `batch_${'b'.repeat(24)}` };
+    const documented = Object.keys(openapiDocument.paths).map((p) => p.replace(/\{(\w+)\}/g, (_, name: string) => ids[name]!));
+    expect(documented).toContain('/v1/batches/batch_bbbbbbbbbbbbbbbbbbbbbbbb/cancel');
+    for (const path of documented) {
+      const method = path === '/v1/files' ? 'POST' : 'GET';
+      expect(routesFor(vs, path, method).length, path).toBeGreaterThan(0);
+    }
+    // Istio takes the first route that matches: an upload and a listing of /v1/files go
+    // different ways (the upload is never retried).
+    expect(routesFor(vs, '/v1/files', 'POST')[0].name).toBe('files-upload');
+    expect(routesFor(vs, '/v1/files', 'GET')[0].name).toBe('batch-files');
+    // The embedder's internal paths and anything undocumented stay unrouted (the mesh's 404).
+    for (const path of [
+      '/ready',
+      '/metrics',
+      '/v1/embeddings/x',
+      '/v1/files/../ready',
+      '/v1/models/a/b',
+      '/v1/batches/x',
+      '/v1/chat/completions',
+    ])
+      expect(routesFor(vs, path, 'GET'), path).toEqual([]);
     const embedderPort = find(app, 'Service', 'ctg-embedder').spec.ports[0].port;
     for (const route of vs.spec.http) {
       expect(route.route).toEqual([
@@ -103,7 +144,9 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
       // Route-level header rules run after ext_authz and would remove the identity headers it set.
       expect(route.headers).toBeUndefined();
     }
-    expect(vs.spec.http[0].timeout).toBe(`${renderEnv.EMBEDDER_TIMEOUT_S}s`);
+    // The routes that run the model or stream a file wait as long as the project's gateway does.
+    for (const name of ['embeddings', 'files-upload', 'batch-files', 'batch-batches'])
+      expect(vs.spec.http.find((r: any) => r.name === name).timeout, name).toBe(`${renderEnv.EMBEDDER_TIMEOUT_S}s`);
   });
 
   it('retries are explicit: never a 503 (overloaded) nor a request an embedder may have run', () => {
@@ -111,6 +154,11 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     const SAFE = new Set(['connect-failure', 'refused-stream']);
     for (const route of one('VirtualService').spec.http) {
       expect(route.retries, route.name).toBeDefined();
+      // A streamed upload cannot be replayed: attempts 0 turns Istio's retries off for it.
+      if (route.name === 'files-upload') {
+        expect(route.retries).toEqual({ attempts: 0 });
+        continue;
+      }
       expect(route.retries.attempts, route.name).toBeGreaterThan(0);
       const on = String(route.retries.retryOn).split(',');
       expect(
