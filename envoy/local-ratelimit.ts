@@ -27,11 +27,11 @@ export interface LocalRateLimit {
   readonly maxDynamic?: number;
 }
 
-/** The filter as one YAML flow item. */
-export function localRateLimit(limit: LocalRateLimit): string {
+/** The filter's entry in an http_filters list. */
+export function localRateLimitFilter(limit: LocalRateLimit): object {
   const bucket = (tokens: number, fill: number) => ({ max_tokens: tokens, tokens_per_fill: fill, fill_interval: '1s' });
   const always = { default_value: { numerator: 100, denominator: 'HUNDRED' } };
-  return `- ${JSON.stringify({
+  return {
     name: limit.name,
     typed_config: {
       '@type': 'type.googleapis.com/envoy.extensions.filters.http.local_ratelimit.v3.LocalRateLimit',
@@ -47,5 +47,10 @@ export function localRateLimit(limit: LocalRateLimit): string {
       rate_limits: limit.descriptors.map((d) => ({ actions: d.actions })),
       descriptors: limit.descriptors.map((d) => ({ entries: d.entries, token_bucket: bucket(2 * d.perSecond, d.perSecond) })),
     },
-  })}`;
+  };
+}
+
+/** The filter as one YAML flow item (envoy.yaml.tmpl). */
+export function localRateLimit(limit: LocalRateLimit): string {
+  return `- ${JSON.stringify(localRateLimitFilter(limit))}`;
 }

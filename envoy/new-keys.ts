@@ -22,10 +22,10 @@
  * from another address.
  */
 import { settingDefault } from '../contract/settings.js';
-import { ADDRESSES_TRACKED, localRateLimit } from './local-ratelimit.js';
+import { ADDRESSES_TRACKED, localRateLimitFilter } from './local-ratelimit.js';
 
 /** The status the new-key budget refuses with before the local reply mapper makes it 503. */
-const NEW_KEY_REFUSED_STATUS = 510;
+export const NEW_KEY_REFUSED_STATUS = 510;
 
 /** The header that marks a request whose key this Envoy worker has not seen authz accept. */
 export const NEW_KEY_HEADER = 'x-gateway-new-key';
@@ -49,13 +49,32 @@ export const ROUTES_WITHOUT_AUTHZ = Object.freeze([
 /** The declared default (contract/settings.ts argues it). */
 export const NEW_KEY_RPS_DEFAULT = settingDefault('ENVOY_NEW_KEY_RPS');
 
+/**
+ * Where ext_authz is off, so nothing reaches authz and no budget is spent: the project's Envoy
+ * names its routes (ROUTES_WITHOUT_AUTHZ); in Istio mode the AuthorizationPolicy names paths
+ * (its notPaths), matched on the normalised path without its query.
+ */
+export type Unchecked = { readonly routes: readonly string[] } | { readonly paths: readonly string[] };
+
 // Per worker: Envoy runs one Lua state per worker thread, and its globals live as long as it.
-function knownKeysLua(): string {
-  const unchecked = ROUTES_WITHOUT_AUTHZ.map((name) => `["${name}"] = true`).join(', ');
+function knownKeysLua(unchecked: Unchecked): string {
+  const table = (names: readonly string[]) => names.map((name) => `[${JSON.stringify(name)}] = true`).join(', ');
+  const skip =
+    'routes' in unchecked
+      ? `local UNCHECKED = { ${table(unchecked.routes)} }
+local function unchecked(request) return UNCHECKED[request:streamInfo():routeName()] end`
+      : `local UNCHECKED = { ${table(unchecked.paths)} }
+local function unchecked(request)
+  local path = request:headers():get(":path") or ""
+  return UNCHECKED[string.match(path, "^[^?]*")]
+end`;
   return `local known, size = {}, 0
-local UNCHECKED = { ${unchecked} }
+${skip}
 function envoy_on_request(request)
-  if UNCHECKED[request:streamInfo():routeName()] then return end
+  -- Only this filter marks: a client's own mark (a mesh Envoy does not strip x-gateway-*) is
+  -- dropped, or a value other than 1 would make no descriptor and pass the budget.
+  request:headers():remove("${NEW_KEY_HEADER}")
+  if unchecked(request) then return end
   local key = request:headers():get("authorization")
   if key ~= nil then
     request:streamInfo():dynamicMetadata():set("ctg.known_keys", "key", key)
@@ -78,16 +97,21 @@ end
 `;
 }
 
-/** The Lua filter that learns keys, as one YAML flow item, or nothing when `rps` is 0. */
-export function knownKeysFilter(rps: number): string {
-  if (rps === 0) return '';
-  return `- ${JSON.stringify({
+/** The Lua filter that learns keys, as an http_filters entry. */
+export function knownKeysFilterConfig(unchecked: Unchecked): object {
+  return {
     name: 'known_keys',
     typed_config: {
       '@type': 'type.googleapis.com/envoy.extensions.filters.http.lua.v3.Lua',
-      default_source_code: { inline_string: knownKeysLua() },
+      default_source_code: { inline_string: knownKeysLua(unchecked) },
     },
-  })}`;
+  };
+}
+
+/** The Lua filter that learns keys, as one YAML flow item, or nothing when `rps` is 0. */
+export function knownKeysFilter(rps: number): string {
+  if (rps === 0) return '';
+  return `- ${JSON.stringify(knownKeysFilterConfig({ routes: ROUTES_WITHOUT_AUTHZ }))}`;
 }
 
 /** The share of the budget one client address may take: 2/5, at least 1 a second. */
@@ -96,15 +120,14 @@ export function newKeyRpsPerSource(rps: number): number {
 }
 
 /**
- * The new-key budget's local_ratelimit filter as one YAML flow item, or nothing when `rps` is 0:
- * `rps` for the whole Envoy, and 2/5 of it for any one client address, so one flooding address
- * leaves the rest to the others' new keys (and to a known key's first request on a worker that
- * has not seen it yet). Behind a load balancer that hides addresses, every client is one address.
+ * The new-key budget's local_ratelimit filter, as an http_filters entry: `rps` for the whole
+ * Envoy, and 2/5 of it for any one client address, so one flooding address leaves the rest to
+ * the others' new keys (and to a known key's first request on a worker that has not seen it
+ * yet). Behind a load balancer that hides addresses, every client is one address.
  */
-export function newKeyLimit(rps: number): string {
-  if (rps === 0) return '';
+export function newKeyLimitConfig(rps: number): object {
   const marked = { request_headers: { header_name: NEW_KEY_HEADER, descriptor_key: 'new_key' } };
-  return localRateLimit({
+  return localRateLimitFilter({
     name: 'new_keys',
     statPrefix: 'new_keys',
     refusedStatus: NEW_KEY_REFUSED_STATUS,
@@ -119,4 +142,10 @@ export function newKeyLimit(rps: number): string {
     ],
     maxDynamic: ADDRESSES_TRACKED,
   });
+}
+
+/** The new-key budget's filter as one YAML flow item, or nothing when `rps` is 0. */
+export function newKeyLimit(rps: number): string {
+  if (rps === 0) return '';
+  return `- ${JSON.stringify(newKeyLimitConfig(rps))}`;
 }

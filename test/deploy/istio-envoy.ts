@@ -90,6 +90,28 @@ function shippedRoutes(): object[] {
   );
 }
 
+/**
+ * The shipped staging EnvoyFilter (edge-filter.yaml) as Istio applies it to the host's filter
+ * chain: its HCM MERGE's fields, and its HTTP filters inserted before ext_authz in order. The
+ * SNI match itself is checked by istio-objects.test.ts (this listener has no TLS).
+ */
+function shippedEdge(): { hcm: object; filters: object[] } {
+  const filter = parse(readFileSync(join(repoRoot, 'deploy/istio/staging/edge-filter.yaml'), 'utf8'));
+  const patches: any[] = filter.spec.configPatches;
+  const merge = patches.find((p) => p.applyTo === 'NETWORK_FILTER' && p.patch.operation === 'MERGE');
+  const { '@type': _type, ...hcm } = merge.patch.value.typed_config;
+  const filters = patches
+    .filter(
+      (p) =>
+        p.applyTo === 'HTTP_FILTER' &&
+        p.patch.operation === 'INSERT_BEFORE' &&
+        p.match.listener.filterChain.filter.subFilter.name === 'envoy.filters.http.ext_authz',
+    )
+    .map((p) => p.patch.value);
+  if (filters.length + 1 !== patches.length) throw new Error('edge-filter.yaml has a patch this bootstrap does not apply');
+  return { hcm, filters };
+}
+
 const unchecked = {
   'envoy.filters.http.ext_authz': {
     '@type': 'type.googleapis.com/envoy.extensions.filters.http.ext_authz.v3.ExtAuthzPerRoute',
@@ -99,7 +121,9 @@ const unchecked = {
 
 /** The bootstrap, as JSON (Envoy reads JSON as YAML). */
 export function istioLikeBootstrap(o: IstioLikeOptions): string {
+  const edge = shippedEdge();
   const hcm = {
+    ...edge.hcm,
     '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
     stat_prefix: 'outbound_0.0.0.0_443',
     codec_type: 'AUTO',
@@ -111,6 +135,7 @@ export function istioLikeBootstrap(o: IstioLikeOptions): string {
       virtual_hosts: [{ name: 'embeddings.staging.example.org:443', domains: ['*'], routes: shippedRoutes() }],
     },
     http_filters: [
+      ...edge.filters,
       extAuthz(o.includeBody),
       {
         name: 'envoy.filters.http.router',

@@ -43,6 +43,7 @@ const processes: ManagedProcess[] = [];
 let authz: ManagedProcess;
 let admin: Admin;
 const listeners: Record<string, number> = {};
+const admins: Record<string, number> = {};
 let withModel: { org: string; key: string };
 let otherWithModel: { org: string; key: string };
 let withoutModel: { org: string; key: string };
@@ -57,11 +58,13 @@ async function startIstioLikeEnvoy(name: string, includeBody: boolean): Promise<
     command: envoyBinary(),
     env: {},
     logFile: join(dirs.logDir, `${name}.log`),
-    args: ['-c', config, '--disable-hot-restart', '--log-level', 'warn', '--base-id', String(listenerPort)],
+    // One worker: the new-key budget learns keys per worker, and the tests below know which.
+    args: ['-c', config, '--disable-hot-restart', '--log-level', 'warn', '--base-id', String(listenerPort), '--concurrency', '1'],
   });
   processes.push(envoy);
   await waitFor(`${name} to be LIVE`, async () => (await fetch(`http://127.0.0.1:${adminPort}/ready`)).ok, 30_000, [envoy]);
   listeners[name] = listenerPort;
+  admins[name] = adminPort;
 }
 
 beforeAll(async () => {
@@ -207,10 +210,50 @@ describe('usage, recorded by the embedder', () => {
   });
 });
 
+describe("the gateway's own replies (edge-filter.yaml)", () => {
+  const mode = MODES[0].name;
+  const junk = async (i: number, extra: Record<string, string> = {}) => {
+    const res = await embed(mode, { authorization: `Bearer sk-junk-${i}`, ...extra });
+    return { status: res.status, code: ((await res.json()) as { code: string }).code, retryAfter: res.headers.get('retry-after') };
+  };
+
+  it("a path no route serves is the catalogue's 404, unchecked like /health", async () => {
+    const res = await fetch(`http://127.0.0.1:${listeners[mode]}/health`, { method: 'POST' });
+    expect(res.status).toBe(404);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    expect(((await res.json()) as { code: string }).code).toBe('not_found');
+  });
+
+  it('the new-key budget holds a junk-key flood back before authz, while a key in use passes', async () => {
+    expect((await embed(mode, bearer(withModel))).status).toBe(200); // the one worker now knows the key
+    const before = await newKeyRefusals(mode);
+    // 150 junk keys at once from one address: its share (10 a second, bursts of 20) reaches authz.
+    const flood = await Promise.all(Array.from({ length: 150 }, (_, i) => junk(i)));
+    const refused = flood.filter((r) => r.status === 503);
+    expect(refused.length).toBeGreaterThan(100);
+    expect(new Set(refused.map((r) => `${r.code} ${r.retryAfter}`))).toEqual(new Set(['authorization_unavailable 1']));
+    expect(flood.filter((r) => r.status === 401).length).toBe(150 - refused.length);
+    expect((await newKeyRefusals(mode)) - before).toBe(refused.length);
+    // A key authz accepted before is not held back by the empty budget.
+    expect((await embed(mode, bearer(withModel))).status).toBe(200);
+    // A client's own mark opens nothing: the filter drops it and marks the request itself.
+    const marked = await Promise.all(Array.from({ length: 20 }, (_, i) => junk(1000 + i, { 'x-gateway-new-key': '0' })));
+    expect(marked.filter((r) => r.status === 503).length).toBeGreaterThan(10);
+  });
+});
+
+/** Requests the new-key budget refused on the named Envoy, from its admin stats. */
+async function newKeyRefusals(name: string): Promise<number> {
+  const stats = await (await fetch(`http://127.0.0.1:${admins[name]}/stats?filter=new_keys.http_local_rate_limit.rate_limited`)).text();
+  return Number(/: (\d+)/.exec(stats)?.[1] ?? 'NaN');
+}
+
 describe('authz unreachable', () => {
-  it.each(MODES)('fails closed ($name): 503, never the model', async ({ name }) => {
+  it.each(MODES)('fails closed ($name): 503 with the problem body, never the model', async ({ name }) => {
     await authz.stop(1_000); // SIGKILL after 1 s: an open access-log stream would hold a graceful stop for 5 s
     const res = await embed(name, bearer(withModel));
     expect(res.status).toBe(503);
+    expect(res.headers.get('retry-after')).toBe('1');
+    expect(((await res.json()) as { code: string }).code).toBe('authorization_unavailable');
   });
 });

@@ -9,6 +9,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { istioEdgeFile } from '../../envoy/istio-edge.js';
 import { openapiDocument } from '../../openapi/document.js';
 import { repoRoot } from '../support/stack.js';
 import { ENVIRONMENTS, find, kustomize, parseObjects, renderOverlay, type K8sObject } from './kustomize.js';
@@ -59,6 +60,7 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
       Gateway: 'networking.istio.io/v1',
       VirtualService: 'networking.istio.io/v1',
       AuthorizationPolicy: 'security.istio.io/v1',
+      EnvoyFilter: 'networking.istio.io/v1alpha3',
     };
     expect(istio.map((o) => o.kind).sort()).toEqual(Object.keys(groups).sort());
     for (const o of istio) {
@@ -147,6 +149,24 @@ describe.each(ENVIRONMENTS)('%s', (env) => {
     // The routes that run the model or stream a file wait as long as the project's gateway does.
     for (const name of ['embeddings', 'files-upload', 'batch-files', 'batch-batches'])
       expect(vs.spec.http.find((r: any) => r.name === name).timeout, name).toBe(`${renderEnv.EMBEDDER_TIMEOUT_S}s`);
+  });
+
+  it("the edge filter is envoy/istio-edge.ts's render, on this host's filter chain of the same gateway pods", () => {
+    // A hand edit or a change to the budget's code without `npx tsx envoy/istio-edge.ts` fails here.
+    expect(readFileSync(join(dir, 'edge-filter.yaml'), 'utf8')).toBe(istioEdgeFile(env));
+    const filter = one('EnvoyFilter');
+    const gateway = one('Gateway');
+    expect(filter.metadata.namespace).toBe(gateway.metadata.namespace);
+    expect(filter.spec.workloadSelector.labels).toEqual(gateway.spec.selector);
+    // Scoped by SNI to this host: other hosts served by the same ingress gateway are untouched.
+    for (const patch of filter.spec.configPatches) {
+      expect(patch.match.context).toBe('GATEWAY');
+      expect(patch.match.listener.filterChain.sni).toBe(host);
+    }
+    // The budget's Lua skips exactly the paths the policy does not check.
+    const notPaths: string[] = one('AuthorizationPolicy').spec.rules[0].to[0].operation.notPaths;
+    const lua: string = filter.spec.configPatches[1].patch.value.typed_config.default_source_code.inline_string;
+    expect(lua).toContain(`local UNCHECKED = { ${notPaths.map((p) => `["${p}"] = true`).join(', ')} }`);
   });
 
   it('retries are explicit: never a 503 (overloaded) nor a request an embedder may have run', () => {

@@ -46,7 +46,7 @@ describe('vector encoding', () => {
   it('writes a vector as JSON.stringify does, for every magnitude a float32 takes', () => {
     // Tiny, huge, negative, subnormal, -0 and values whose shortest form needs an exponent.
     const special = [0, -0, 1, -1, 1e-7, -3.4e38, 1.17549435e-38, 1.4e-45, 0.1, 123456789, 1e21, 2 ** -30];
-    const random = Float32Array.from({ length: 4096 }, (_, i) => (Math.sin(i * 12.9898) * 43758.5453) % 1 * 10 ** ((i % 40) - 20));
+    const random = Float32Array.from({ length: 4096 }, (_, i) => ((Math.sin(i * 12.9898) * 43758.5453) % 1) * 10 ** ((i % 40) - 20));
     for (const v of [Float32Array.from(special), random])
       for (const format of ['float', 'base64'] as const) expect(vectorJson(v, format)).toBe(JSON.stringify(encodeVector(v, format)));
   });
