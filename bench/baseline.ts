@@ -5,7 +5,9 @@
  * directory (bench/run.sh unpacks f5cf755, the commit before token admission, into
  * .local/bench/baseline); prints one JSON line.
  *   node --import tsx <this file> --envoy BIN --tls DIR --redis-url URL --redis-pid PID
- *     [--model-dir DIR] [--seconds N] [--step-seconds N] [--rates 1000,1500]
+ *     [--model-dir DIR] [--seconds N] [--step-seconds N] [--rates 1000,1500 | --rates none] [--cpu-rate 500]
+ * `--cpu-rate` moves the CPU-per-request measurement to a rate this machine serves without
+ * saturating (per-request CPU grows once requests queue); `--rates none` skips the ladder.
  */
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -26,6 +28,7 @@ const { values } = parseArgs({
     seconds: { type: 'string', default: '10' },
     'step-seconds': { type: 'string', default: '5' },
     rates: { type: 'string', default: '1000,1500,2000' },
+    'cpu-rate': { type: 'string', default: '500' },
   },
 });
 
@@ -66,10 +69,11 @@ async function main(): Promise<void> {
     const services = { ...stack.services, ...(pid > 0 ? { redis: { pid } } : {}) } as unknown as Record<string, Service>;
     const seconds = Number(values.seconds);
     const stepSeconds = Number(values['step-seconds']);
-    const rates = (values.rates as string).split(',').map(Number);
+    const rates = values.rates === 'none' ? [] : (values.rates as string).split(',').map(Number);
+    const cpuRate = Number(values['cpu-rate']);
     const steps: GatewayResult['steps'] = [];
-    await cpuAtRate(gateway, body, 500, 3, services); // warm-up: JIT, connection pools, gRPC channel
-    const cpuAt500 = await cpuAtRate(gateway, body, 500, seconds, services);
+    await cpuAtRate(gateway, body, cpuRate, 3, services); // warm-up: JIT, connection pools, gRPC channel
+    const cpuAt500 = await cpuAtRate(gateway, body, cpuRate, seconds, services);
     const maxRps = await maxRate(gateway, body, { seconds, stepSeconds, rates }, steps);
     process.stdout.write(`${JSON.stringify({ maxRps, cpuAt500, steps })}\n`);
   } finally {
