@@ -13,19 +13,6 @@ export function encodeVector(vector: Float32Array, format: EncodingFormat): numb
   return format === 'base64' ? toBase64(vector) : Array.from(vector);
 }
 
-/**
- * The vector's JSON text, byte-for-byte `JSON.stringify(encodeVector(vector, format))`.
- * `Float32Array#join` writes each value as `JSON.stringify` would (both use Number's shortest
- * round-trip form) about 4× faster than building and stringifying an array of 1,024 numbers
- * (docs/benchmarks-history.md); a value that is not finite (never in a unit vector, but JSON writes
- * it as null) falls back to `JSON.stringify`. Base64 needs no escaping inside its quotes.
- */
-export function vectorJson(vector: Float32Array, format: EncodingFormat): string {
-  if (format === 'base64') return `"${toBase64(vector)}"`;
-  for (let i = 0; i < vector.length; i++) if (!Number.isFinite(vector[i])) return JSON.stringify(Array.from(vector));
-  return `[${vector.join(',')}]`;
-}
-
 /** Base64 of the vector as little-endian float32 (4 bytes a value). */
 export function toBase64(vector: Float32Array): string {
   if (LITTLE_ENDIAN_HOST) return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64');

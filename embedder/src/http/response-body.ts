@@ -6,7 +6,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { trace } from '@opentelemetry/api';
 import type { components } from '../../../openapi/generated/schema.js';
-import { vectorJson, type EncodingFormat } from './encoding.js';
+import { encodeVector, type EncodingFormat } from './encoding.js';
 
 type EmbeddingResponse = components['schemas']['EmbeddingResponse'];
 
@@ -29,7 +29,7 @@ async function render(head: ResponseHead, vectors: readonly Float32Array[], form
   const items: string[] = new Array<string>(vectors.length);
   let sliceStart = performance.now();
   for (let index = 0; index < vectors.length; index++) {
-    const embedding = vectorJson(vectors[index]!, format);
+    const embedding = JSON.stringify(encodeVector(vectors[index]!, format));
     items[index] = `{"object":"embedding","index":${index},"embedding":${embedding}}`;
     if (performance.now() - sliceStart > SLICE_MS) {
       await yieldToLoop();
