@@ -5,7 +5,8 @@
  * switched on and off by SIGUSR2). Prints per service its CPU per request (/proc, every thread),
  * how busy its main thread was, and its busiest files and functions; the profiles stay in
  * .local/bench/profiles/<service>.cpuprofile (Chrome DevTools and speedscope open them).
- *   npx tsx bench/profile.ts [--rate 250] [--seconds 10] [--top 15]
+ *   npx tsx bench/profile.ts [--rate 250] [--seconds 10] [--top 15] [--strings 1] [--format float|base64]
+ * (`--strings 32` sends 32 sentences a request, `--format base64` asks for base64 vectors).
  * The profiler adds its own cost, so read shares, not the CPU per request, from a profiled run.
  */
 import { existsSync, mkdirSync, renameSync, readFileSync, rmSync } from 'node:fs';
@@ -26,6 +27,8 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '250' },
     seconds: { type: 'string', default: '10' },
     top: { type: 'string', default: '15' },
+    strings: { type: 'string', default: '1' },
+    format: { type: 'string', default: 'float' },
     envoy: { type: 'string', default: '.venv/bin/envoy' },
     tls: { type: 'string', default: '.local/bench/tls' },
   },
@@ -44,7 +47,7 @@ const redis = await startBenchRedis();
 const stack = await startBenchStack(modelDir, modelId, { envoyBin: values.envoy!, tlsDir: values.tls!, redisUrl: redis.url });
 try {
   const path: Path = { name: 'gateway', url: `${stack.gatewayUrl}/v1/embeddings`, headers: { authorization: `Bearer ${stack.apiKey}` } };
-  const body = embeddingBody(modelId, 'short', 1);
+  const body = embeddingBody(modelId, 'short', Number(values.strings), values.format === 'float' ? {} : { encoding_format: values.format });
   const rate = Number(values.rate);
   await atRate(path, body, rate, 3); // warm-up: JIT, connection pools, the gRPC channel
   const services = { ...stack.services, redis: redis.service };
