@@ -20,6 +20,9 @@
  * state across them), so a client whose connection lands on a worker that has not seen its key
  * spends one token there first: the per-address share is what leaves it one during a flood
  * from another address.
+ *
+ * The same two filters run on the mesh's ingress gateway in Istio mode (istio-edge.ts), where
+ * the policy's unchecked paths take the place of the template's route names.
  */
 import { settingDefault } from '../contract/settings.js';
 import { ADDRESSES_TRACKED, localRateLimitFilter } from './local-ratelimit.js';
