@@ -13,6 +13,99 @@ export function encodeVector(vector: Float32Array, format: EncodingFormat): numb
   return format === 'base64' ? toBase64(vector) : Array.from(vector);
 }
 
+// Powers of ten a float32 value is scaled by to bring out its nine significant digits: exact
+// doubles up to 1e22, and close enough beyond (a scale off by an ulp moves the ninth digit of
+// none of the float32 values that test/embedder/encoding.unit.test.ts reads back).
+const POW10 = Array.from({ length: 54 }, (_, i) => 10 ** i);
+const TENTHS = [1, 0.1, 0.01, 0.001, 0.0001, 0.00001, 0.000001];
+// Longest number written: "-0.00000" and nine digits, or "-d.dddddddde-45": 18 bytes, a comma.
+const BYTES_PER_VALUE = 19;
+let scratch = Buffer.allocUnsafe(1024 * BYTES_PER_VALUE + 2);
+
+/**
+ * Writes `x`, a float32 value with 0 < |x| < 1, at `pos` with nine significant digits at most
+ * (always enough for the float32 to read back exactly): decimal down to 1e-6, exponent form
+ * below. Returns the position after it, or -1 for a value it does not write (|x| >= 1).
+ */
+function writeValue(x: number, buf: Buffer, at: number): number {
+  let pos = at;
+  let a = x;
+  if (a < 0) {
+    buf[pos++] = 45; // -
+    a = -a;
+  }
+  let e = -1;
+  if (a >= 1e-6) while (a < TENTHS[-e]!) e--;
+  else e = Math.floor(Math.log10(a));
+  let m = Math.round(a * POW10[8 - e]!);
+  if (m >= 1e9) m = Math.round(a * POW10[8 - ++e]!);
+  else if (m < 1e8) m = Math.round(a * POW10[8 - --e]!);
+  if (e >= 0) return -1;
+  let digits = 9;
+  while (digits > 1 && m % 10 === 0) {
+    m /= 10;
+    digits--;
+  }
+  if (e >= -6) {
+    buf[pos++] = 48; // 0
+    buf[pos++] = 46; // .
+    for (let i = -1; i > e; i--) buf[pos++] = 48;
+    for (let i = pos + digits - 1; i >= pos; i--) {
+      const q = Math.floor(m / 10);
+      buf[i] = 48 + m - q * 10;
+      m = q;
+    }
+    return pos + digits;
+  }
+  // d.ddddddddde-N
+  const first = pos;
+  pos += digits === 1 ? 1 : digits + 1;
+  for (let i = pos - 1; i > first; i--) {
+    if (i === first + 1) {
+      buf[i] = 46;
+      continue;
+    }
+    const q = Math.floor(m / 10);
+    buf[i] = 48 + m - q * 10;
+    m = q;
+  }
+  buf[first] = 48 + m;
+  buf[pos++] = 101; // e
+  buf[pos++] = 45; // -
+  const exponent = String(-e);
+  for (let i = 0; i < exponent.length; i++) buf[pos++] = exponent.charCodeAt(i);
+  return pos;
+}
+
+/**
+ * The vector's JSON text. Float vectors are written with at most nine significant digits per
+ * value, each reading back as exactly the float32 the model produced (the same value base64
+ * carries); about twice as fast as `JSON.stringify`, which writes each float32 widened to a
+ * double (up to 17 digits, a third more bytes) and was the embedder's largest single cost at 32
+ * sentences a request (docs/benchmarks-history.md). A vector with a value it does not write
+ * (1 or more, or not finite) is left to `JSON.stringify` whole.
+ */
+export function vectorJson(vector: Float32Array, format: EncodingFormat): string {
+  if (format === 'base64') return `"${toBase64(vector)}"`;
+  const need = vector.length * BYTES_PER_VALUE + 2;
+  if (scratch.length < need) scratch = Buffer.allocUnsafe(need);
+  const buf = scratch;
+  let pos = 0;
+  buf[pos++] = 91; // [
+  for (let i = 0; i < vector.length; i++) {
+    if (i > 0) buf[pos++] = 44; // ,
+    const x = vector[i]!;
+    if (x === 0) {
+      buf[pos++] = 48; // 0 (and -0, as JSON.stringify writes it)
+      continue;
+    }
+    pos = x > -1 && x < 1 ? writeValue(x, buf, pos) : -1;
+    if (pos < 0) return JSON.stringify(Array.from(vector));
+  }
+  buf[pos++] = 93; // ]
+  return buf.toString('latin1', 0, pos);
+}
+
 /** Base64 of the vector as little-endian float32 (4 bytes a value). */
 export function toBase64(vector: Float32Array): string {
   if (LITTLE_ENDIAN_HOST) return Buffer.from(vector.buffer, vector.byteOffset, vector.byteLength).toString('base64');

@@ -1,12 +1,13 @@
 /**
  * Writes the 200 body of POST /v1/embeddings. A float response of 1,000 vectors is ~20 MB of
  * JSON (~300 ms of stringify on this machine), so it is built vector by vector, yielding to the
- * event loop between slices; the result is byte-for-byte `JSON.stringify` of the same object.
+ * event loop between slices; the result is `JSON.stringify` of the same object but for the float
+ * values, written with nine significant digits at most (encoding.ts: vectorJson).
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { trace } from '@opentelemetry/api';
 import type { components } from '../../../openapi/generated/schema.js';
-import { encodeVector, type EncodingFormat } from './encoding.js';
+import { vectorJson, type EncodingFormat } from './encoding.js';
 
 type EmbeddingResponse = components['schemas']['EmbeddingResponse'];
 
@@ -29,7 +30,7 @@ async function render(head: ResponseHead, vectors: readonly Float32Array[], form
   const items: string[] = new Array<string>(vectors.length);
   let sliceStart = performance.now();
   for (let index = 0; index < vectors.length; index++) {
-    const embedding = JSON.stringify(encodeVector(vectors[index]!, format));
+    const embedding = vectorJson(vectors[index]!, format);
     items[index] = `{"object":"embedding","index":${index},"embedding":${embedding}}`;
     if (performance.now() - sliceStart > SLICE_MS) {
       await yieldToLoop();
