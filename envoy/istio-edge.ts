@@ -6,8 +6,8 @@
  *   no more than ENVOY_NEW_KEY_RPS Checks a second per gateway pod while known keys pass;
  * - the catalogue's problem bodies for the replies the gateway makes itself: the budget's 503,
  *   ext_authz's 503 when authz cannot answer (UAEX), and the 404 of a path no route serves.
- * The request path is the one the AuthorizationPolicy leaves unchecked (its notPaths) that
- * spends no budget, since no Check is made for it.
+ * A request on a path the AuthorizationPolicy leaves unchecked (its notPaths) spends no budget,
+ * since no Check is made for it.
  *
  * CLI: `npx tsx envoy/istio-edge.ts` rewrites each environment's file from its Gateway's host;
  * test/deploy/istio-objects.test.ts fails when a committed file differs from this render.
@@ -105,7 +105,7 @@ function istioEdgeFilter(edge: IstioEdge, rps: number = NEW_KEY_RPS_DEFAULT): ob
 }
 
 /** An environment's edge as its committed Gateway and AuthorizationPolicy describe it. */
-function istioEdgeOf(env: string): IstioEdge {
+export function istioEdgeOf(env: string): IstioEdge {
   const read = (file: string) => parse(readFileSync(join(deployIstio, env, file), 'utf8'));
   const host: string = read('gateway.yaml').spec.servers[0].hosts[0];
   const uncheckedPaths: string[] = read('authorization-policy.yaml').spec.rules[0].to[0].operation.notPaths;

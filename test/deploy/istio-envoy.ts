@@ -12,6 +12,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
+import { istioEdgeOf } from '../../envoy/istio-edge.js';
 import { repoRoot } from '../support/stack.js';
 
 export interface IstioLikeOptions {
@@ -71,10 +72,8 @@ function extAuthz(includeBody: boolean): object {
  * notPaths) has ext_authz off, as Istio's shadow-RBAC metadata turns it off there.
  */
 function shippedRoutes(): object[] {
-  const dir = join(repoRoot, 'deploy/istio/staging');
-  const vs = parse(readFileSync(join(dir, 'virtual-service.yaml'), 'utf8'));
-  const policy = parse(readFileSync(join(dir, 'authorization-policy.yaml'), 'utf8'));
-  const notPaths: string[] = policy.spec.rules[0].to[0].operation.notPaths;
+  const vs = parse(readFileSync(join(repoRoot, 'deploy/istio/staging/virtual-service.yaml'), 'utf8'));
+  const notPaths = istioEdgeOf('staging').uncheckedPaths;
   const path = (uri: any) => (uri.exact !== undefined ? { path: uri.exact } : { safe_regex: { regex: uri.regex } });
   return vs.spec.http.flatMap((route: any) =>
     route.match.map((m: any) => ({
