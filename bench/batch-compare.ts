@@ -18,10 +18,16 @@ import { parseArgs } from 'node:util';
 import { readManifest } from '../contract/model-manifest.ts';
 import { client, interleaved } from './batch.ts';
 import { useEmbedderEntry } from './embedder-service.ts';
-import { quantile } from './hey.ts';
+import { quantile, tailMean } from './hey.ts';
 import { stopService } from './processes.ts';
 import { startBenchRedis } from './redis-server.ts';
 import { startBenchStack, type StackPaths } from './stack.ts';
+
+/** "mean → mean ms (ratio)" of the slowest 5 % of two sorted samples. */
+function tailRatio(alone: readonly number[], during: readonly number[]): string {
+  const [a, d] = [tailMean(alone), tailMean(during)];
+  return `${a.toFixed(1)} → ${d.toFixed(1)} ms (${(d / a).toFixed(2)})`;
+}
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -81,7 +87,7 @@ try {
         pool.during.push(...online.during);
         console.log(
           `round ${round + 1} ${tree.name}: p99 alone ${alone.toFixed(1)} ms, during a batch ${during.toFixed(1)} ms, ` +
-            `ratio ${(during / alone).toFixed(2)} (${online.alone.length} / ${online.during.length} requests, ${online.cycles} batches, load ${load.toFixed(1)})`,
+            `ratio ${(during / alone).toFixed(2)}; slowest 5 % ${tailRatio(online.alone, online.during)} (${online.alone.length} / ${online.during.length} requests, ${online.cycles} batches, load ${load.toFixed(1)})`,
         );
       } finally {
         await stack.stop();
@@ -95,7 +101,8 @@ try {
     const p = (xs: number[]) => quantile(sorted(xs), 0.99);
     console.log(
       `${name}: ratio by round ${ratios[name]!.map((r) => r.toFixed(2)).join(', ')}; median ${quantile(sorted(ratios[name]!), 0.5).toFixed(2)}; ` +
-        `pooled p99 ${p(alone).toFixed(1)} → ${p(during).toFixed(1)} ms (${(p(during) / p(alone)).toFixed(2)})`,
+        `pooled p99 ${p(alone).toFixed(1)} → ${p(during).toFixed(1)} ms (${(p(during) / p(alone)).toFixed(2)}); ` +
+        `pooled slowest 5 % ${tailRatio(sorted(alone), sorted(during))}`,
     );
   }
 } finally {

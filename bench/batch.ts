@@ -18,7 +18,7 @@ import { request } from 'node:https';
 import { resolve } from 'node:path';
 import { runScriptJson } from './child-json.ts';
 import { clinicalTexts } from './corpus.ts';
-import { quantile } from './hey.ts';
+import { quantile, tailMean } from './hey.ts';
 import { openLoop } from './open-loop.ts';
 import { admin, startBenchStack, type BenchStack, type StackPaths } from './stack.ts';
 
@@ -30,6 +30,8 @@ export interface SessionFigures {
   readonly p99Alone: number;
   readonly p99WithBatch: number;
   readonly p99Ratio: number;
+  /** The same ratio of the slowest 5 %'s means (steadier than p99; see tailMean). */
+  readonly tailRatio: number;
   /** The 200s behind each p99, and the idle/batch cycles they were taken in. */
   readonly samples: { readonly alone: number; readonly during: number; readonly cycles: number };
 }
@@ -44,7 +46,13 @@ export interface BatchBenchResult {
   readonly throughputRatio: number;
   /** The same for clinical notes (~230 tokens), lines of 10. */
   readonly notes: { readonly rawOrtInputsPerS: number; readonly batchInputsPerS: number; readonly ratio: number };
-  readonly online: { readonly rate: number; readonly p99Alone: number; readonly p99WithBatch: number; readonly p99Ratio: number };
+  readonly online: {
+    readonly rate: number;
+    readonly p99Alone: number;
+    readonly p99WithBatch: number;
+    readonly p99Ratio: number;
+    readonly tailRatio: number;
+  };
   readonly fairness: { readonly shares: readonly number[] };
   /** Every BATCH_SESSION measured in this run (the top-level figures are `background`'s, the default). */
   readonly sessions: Readonly<Record<string, SessionFigures>>;
@@ -149,13 +157,17 @@ async function waitDone(api: Client, id: string): Promise<void> {
 
 /** How long each idle window and each batch lasts in `interleaved`. */
 const WINDOW_S = 4;
+/** How often `interleaved` asks for the batch's status (in idle windows too). */
+const POLL_MS = 200;
 
 /**
  * Online latencies while a batch runs and while none does, from one open loop of one-sentence
  * requests: idle windows and batches alternate every few seconds, so the machine's load (shared,
  * and changing by the minute) falls on both sides alike. A request counts by when it was sent:
  * in an idle window (from 0.5 s after a batch ended; as long as that batch took), or during a batch (from 1 s after its
- * creation, once its first lines run, until it is seen done). Latencies sorted, 200s only.
+ * creation, once its first lines run, until it is seen done). Both sides poll a batch's status
+ * every POLL_MS (idle windows the finished one's), so the comparison is of the batch's running
+ * work, not of the client's polling. Latencies sorted, 200s only.
  */
 export async function interleaved(
   stack: BenchStack,
@@ -182,19 +194,26 @@ export async function interleaved(
   const lines = Math.max(2, Math.ceil((inputsPerS * WINDOW_S) / 10));
   // An idle window lasts as long as the batch before it, so both sides get about as many requests.
   let idleMs = WINDOW_S * 1000;
+  // The batch before (the list, before the first): an idle window polls as a batch's does, so the
+  // client's own polling, a full gateway request every POLL_MS, falls on both sides alike.
+  let polled = '/v1/batches?limit=1';
   for (let seed = 100; performance.now() < end - 2 * idleMs; seed++) {
     const idle = performance.now();
-    await sleep(idleMs);
+    while (performance.now() < idle + idleMs) {
+      await api.call('GET', polled);
+      await sleep(Math.min(POLL_MS, idle + idleMs - performance.now()));
+    }
     alone.push([idle + 500, performance.now()]);
     const created = performance.now();
     const id = await startBatch(api, modelId, lines, 10, seed);
+    polled = `/v1/batches/${id}`;
     for (;;) {
-      const batch = await api.call('GET', `/v1/batches/${id}`);
+      const batch = await api.call('GET', polled);
       if (['completed', 'failed', 'cancelled', 'expired'].includes(batch.status)) break;
       if (performance.now() > created + 4 * WINDOW_S * 1000 && batch.status === 'in_progress') {
         await api.call('POST', `/v1/batches/${id}/cancel`);
       }
-      await sleep(200);
+      await sleep(POLL_MS);
     }
     during.push([created + 1000, performance.now()]);
     idleMs = Math.max(WINDOW_S * 1000, performance.now() - created);
@@ -291,7 +310,13 @@ export async function measureBatch(modelDir: string, modelId: string, paths: Sta
     batchInputsPerS: main.batchInputsPerS,
     throughputRatio: main.batchInputsPerS / raw.inputsPerS,
     notes: { rawOrtInputsPerS: rawNotes.inputsPerS, batchInputsPerS: main.notesPerS, ratio: main.notesPerS / rawNotes.inputsPerS },
-    online: { rate: ONLINE_RATE, p99Alone: main.p99Alone, p99WithBatch: main.p99WithBatch, p99Ratio: main.p99Ratio },
+    online: {
+      rate: ONLINE_RATE,
+      p99Alone: main.p99Alone,
+      p99WithBatch: main.p99WithBatch,
+      p99Ratio: main.p99Ratio,
+      tailRatio: main.tailRatio,
+    },
     fairness: { shares },
     sessions,
     loadAverage: [load0, loadavg()[0]!],
@@ -343,6 +368,7 @@ async function measureStack(
       p99Alone,
       p99WithBatch,
       p99Ratio: p99WithBatch / p99Alone,
+      tailRatio: tailMean(online.during) / tailMean(online.alone),
       samples: { alone: online.alone.length, during: online.during.length, cycles: online.cycles },
     };
     if (!withFairness) return { figures };

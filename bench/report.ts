@@ -122,6 +122,7 @@ export function headline(r: RunResults): Record<string, number | string> {
     out.batch_online_p99_alone_ms = round(r.batch.online.p99Alone);
     out.batch_online_p99_with_batch_ms = round(r.batch.online.p99WithBatch);
     out.batch_online_p99_ratio = round(r.batch.online.p99Ratio, 3);
+    out.batch_online_slowest5_ratio = round(r.batch.online.tailRatio, 3);
     out.batch_fairness_shares = r.batch.fairness.shares.join(' / ');
   }
   if (r.wait) {
