@@ -118,6 +118,30 @@ describe('POST /v1/embeddings: success', () => {
   });
 });
 
+describe('online requests in flight, which hold the batch lane back', () => {
+  it('marks POST /v1/embeddings from arrival to its response, and nothing else', async () => {
+    const { online } = embedder.engine;
+    let ended = 0;
+    online.onIdle(() => (ended += 1));
+    let busyAtModel = false;
+    const pending = embed({ input: 'heart attack' });
+    // The request is in flight before its response: seen busy while it is handled.
+    while (!busyAtModel && ended === 0) {
+      busyAtModel = online.busy;
+      await new Promise((r) => setImmediate(r));
+    }
+    expect((await pending).statusCode).toBe(200);
+    expect(busyAtModel).toBe(true);
+    expect(ended).toBe(1);
+    expect(online.busy).toBe(false);
+    // A refused one ends too; another path is not online work.
+    expect((await embed({ input: 7 })).statusCode).toBe(400);
+    expect(ended).toBe(2);
+    expect((await embedder.app.inject({ method: 'GET', url: '/health' })).statusCode).toBe(200);
+    expect(ended).toBe(2);
+  });
+});
+
 describe('the 512-token limit', () => {
   it('512 tokens pass; 513 fail the whole request with vLLM-style detail', async () => {
     const ok = await embed({ input: tokens(510) });

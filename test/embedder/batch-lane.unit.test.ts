@@ -1,11 +1,12 @@
 /**
  * The batcher's two lanes (issue 27): the Batch API's lines run only when no online input waits,
- * fair between organizations, and in smaller calls while online requests are about, so an
- * online request waits at most one small batch-lane call (sharing the online model) or meets at
- * most one small call beside its own (with a model of its own). Fake model and clock.
+ * fair between organizations, and one input a call while online requests are about, so an
+ * online request waits for at most one input's lane call (sharing the online model) or meets at
+ * most one beside its own (with a model of its own). Fake model and clock.
  */
 import { describe, expect, it } from 'vitest';
 import { Batcher, type BatchLimits } from '../../embedder/src/core/batcher.js';
+import { OnlineActivity } from '../../embedder/src/core/online-activity.js';
 import { fakeModel, row, tags } from '../support/fake-model.js';
 
 const LIMITS: BatchLimits = {
@@ -39,8 +40,8 @@ describe('the batch lane', () => {
     expect(model.batchTags(1)).toEqual([1, 2]); // the online request went first
     await model.release();
     expect(tags(((await online) as { vectors: Float32Array[] }).vectors)).toEqual([1, 2]);
-    // Online work was just seen: the lane's calls are a quarter of the budget.
-    expect(model.calls[2]).toHaveLength(2);
+    // Online work was just seen: the lane runs one input a call.
+    expect(model.calls[2]).toHaveLength(1);
     time.advance(5_000);
     await model.release();
     expect(model.calls[3]).toHaveLength(8); // quiet again: full calls
@@ -112,14 +113,45 @@ describe('the batch lane with a model of its own (a low-priority session)', () =
     expect(background.calls).toHaveLength(1);
     await online.release();
     expect(tags(((await request) as { vectors: Float32Array[] }).vectors)).toEqual([1, 2]);
-    // Online idle again, but seen lately: a quarter of the budget.
-    expect(background.calls[1]).toHaveLength(2);
+    // Online idle again, but seen lately: one input a call.
+    expect(background.calls[1]).toHaveLength(1);
     time.advance(5_000);
     await background.release();
     expect(background.calls[2]).toHaveLength(8); // quiet again: full calls
     while (background.pending() > 0) await background.release();
     expect(online.calls).toHaveLength(1);
     expect(tags(((await bulk) as { vectors: Float32Array[] }).vectors)).toEqual(Array.from({ length: 24 }, (_, i) => 100 + i));
+  });
+
+  it('starts a call only between online requests in flight, and after 500 ms of them anyway', async () => {
+    const online = fakeModel();
+    const background = fakeModel();
+    const time = clock();
+    const activity = new OnlineActivity();
+    const batcher = new Batcher(online.embed, LIMITS, undefined, time.now, background.embed, activity);
+    const endFirst = activity.begin(); // an online request in flight (not yet at the model)
+    const bulk = batcher.submit(
+      'bulk',
+      Array.from({ length: 12 }, (_, i) => row(100 + i)),
+      undefined,
+      'batch',
+    );
+    expect(background.calls).toHaveLength(0); // held back while it is in flight
+    endFirst();
+    expect(background.batchTags(0)).toEqual([100, 101, 102, 103, 104, 105, 106, 107]); // its end starts the lane
+    const endSecond = activity.begin(); // another one, which stays in flight
+    await background.release();
+    expect(background.calls).toHaveLength(1); // held again
+    time.advance(600);
+    const request = batcher.submit('org', [row(1)]); // past the bound, but the online model is busy now
+    expect(background.calls).toHaveLength(1);
+    await online.release();
+    expect((await request).ok).toBe(true);
+    expect(background.batchTags(1)).toEqual([108]); // held 600 ms: one input (online work seen lately)
+    endSecond();
+    while (background.pending() > 0) await background.release();
+    expect((await bulk).ok).toBe(true);
+    expect(online.calls).toHaveLength(1);
   });
 
   it('fails only the lines of a failed batch-lane call, and online work goes on', async () => {

@@ -1,6 +1,10 @@
-/** The batch lane's gate: gated work runs one at a time, in arrival order, and a failure frees the gate. */
+/**
+ * The batch lane's gate: gated work runs one at a time, in arrival order, a failure frees the
+ * gate, and with the online activity each piece starts between online requests (bounded).
+ */
 import { describe, expect, it } from 'vitest';
 import { CpuGate } from '../../embedder/src/core/cpu-gate.js';
+import { OnlineActivity } from '../../embedder/src/core/online-activity.js';
 
 describe('CpuGate', () => {
   it('runs one piece of work at a time, in order, and goes on after a failure', async () => {
@@ -30,5 +34,32 @@ describe('CpuGate', () => {
     releases.shift()!();
     expect(await c).toBe('c');
     expect(log).toEqual(['start a', 'end a', 'start b', 'end b', 'start c', 'end c']);
+  });
+
+  it('starts a piece only when no online request is in flight, or after its bounded wait', async () => {
+    const timers: Array<() => void> = [];
+    const online = new OnlineActivity(
+      (run) => {
+        timers.push(run);
+        return {};
+      },
+      () => undefined,
+    );
+    const gate = new CpuGate(online, 500);
+    const log: string[] = [];
+    const end = online.begin();
+    const a = gate.run(async () => void log.push('a'));
+    await new Promise((r) => setImmediate(r));
+    expect(log).toEqual([]); // an online request is in flight
+    end();
+    await a;
+    expect(log).toEqual(['a']);
+    online.begin(); // and it never ends
+    const b = gate.run(async () => void log.push('b'));
+    await new Promise((r) => setImmediate(r));
+    expect(log).toEqual(['a']);
+    timers.at(-1)!(); // the bounded wait runs out
+    await b;
+    expect(log).toEqual(['a', 'b']);
   });
 });

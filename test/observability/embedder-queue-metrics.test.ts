@@ -2,6 +2,7 @@
  * The embedder's autoscaling signals: queue depth beside the queue's limits (saturation is one
  * division), and the queue wait of served requests as a histogram.
  */
+import { OnlineActivity } from '../../embedder/src/core/online-activity.js';
 import { describe, expect, it } from 'vitest';
 import type { EmbeddingEngine, EmbedOutcome, EmbedRequest } from '../../embedder/src/core/engine.js';
 import { createEmbedderMetrics, measureEngine } from '../../embedder/src/telemetry/metrics.js';
@@ -39,6 +40,7 @@ describe('embedder queue metrics', () => {
       isReady: () => true,
       queuedInputs: () => 0,
       queuedTokens: () => 0,
+      online: new OnlineActivity(),
       embed: async () => outcomes.shift()!,
       close: async () => undefined,
     };

@@ -5,6 +5,7 @@
  * end to end, and a canary input reaches no span name, attribute or event on success or on any
  * error path.
  */
+import { OnlineActivity } from '../../embedder/src/core/online-activity.js';
 import { randomBytes } from 'node:crypto';
 import { trace } from '@opentelemetry/api';
 import { InMemorySpanExporter, NodeTracerProvider, SimpleSpanProcessor, type ReadableSpan } from '@opentelemetry/sdk-trace-node';
@@ -169,6 +170,7 @@ describe('traceEngine', () => {
     isReady: () => true,
     queuedInputs: () => 0,
     queuedTokens: () => 0,
+    online: new OnlineActivity(),
     embed: async () => outcome,
     close: async () => undefined,
   });

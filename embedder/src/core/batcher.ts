@@ -12,14 +12,21 @@
  * online work the CPU first: no online request waits for a batch call. Its calls still slowed
  * the online ones they ran beside (each model call's threads meet at barriers, and one of them
  * preempted stalls the call; the two sessions share caches), so a lane call starts only while
- * the online model is idle, and small while online work is about. Sharing the online model, an online request that arrives while a batch-lane call runs
- * waits for that call, so while online work has been seen lately (ONLINE_RECENT_MS) the batch
- * lane's calls are cut smaller (BACKGROUND_SHARE of the budget), bounding that wait.
+ * the online model is idle. Sharing the online model, an online request that arrives while a
+ * batch-lane call runs waits for that call. Either way, the lane's next call waits while an
+ * online request is in flight anywhere in the process (OnlineActivity: from its arrival to its
+ * response, up to LANE_MAX_WAIT_MS), and while online work has been seen lately
+ * (ONLINE_RECENT_MS) a lane call holds one input, so an online request meets at most one
+ * input's worth of lane work. Alternated on the default model (docs/benchmarks-history.md,
+ * 2026-11-27), online p99 during a batch ÷ alone: calls of a quarter of the budget 1.10–1.63 by
+ * round; one input a call 1.16–1.38; one input a call, started between online requests,
+ * 1.06–1.28. With no online work about, the lane's calls are full and its pace is the model's.
  *
  * The model and the clock are injected (`EmbedRows`, `now`), so the policy is unit-tested with fakes.
  */
 import type { EmbedRows } from '../model/runner.js';
 import { DrainEstimate } from './drain-estimate.js';
+import type { OnlineActivity } from './online-activity.js';
 import { TenantQueues, type QueueBounds } from './tenant-queues.js';
 
 /** The batch budget and the queue bounds (see QueueBounds). */
@@ -30,8 +37,10 @@ export type Lane = 'online' | 'batch';
 
 /** After an online request, the batch lane's calls stay small for this long. */
 const ONLINE_RECENT_MS = 2_000;
-/** The batch lane's share of the batch budget while online work is about. */
-const BACKGROUND_SHARE = 4;
+/** While online work is about, a batch-lane call holds one input (of any length the budget admits). */
+const LANE_INPUTS_WHILE_ONLINE = 1;
+/** How long the lane's next call waits for the online requests in flight to end before it starts anyway. */
+const LANE_MAX_WAIT_MS = 500;
 
 /** What one model call was: inputs, padded tokens (longest × inputs) and its duration. */
 export interface BatchStats {
@@ -85,15 +94,22 @@ export class Batcher {
   private running = false;
   /** A call of the batch lane's own model runs (only with `backgroundEmbed`). */
   private runningBackground = false;
+  /** Since when the lane has had work held back by online requests in flight. */
+  private laneHeldSince: number | undefined;
 
-  /** `backgroundEmbed`: the batch lane's own model; without it the lane shares `embed`. */
+  /**
+   * `backgroundEmbed`: the batch lane's own model; without it the lane shares `embed`.
+   * `online`: the online requests in flight (online-activity.ts); the lane's calls start between them.
+   */
   constructor(
     private readonly embed: EmbedRows,
     limits: BatchLimits,
     private readonly onBatch: BatchObserver = () => undefined,
     private readonly now: () => number = () => performance.now(),
     private readonly backgroundEmbed?: EmbedRows,
+    private readonly online?: OnlineActivity,
   ) {
+    online?.onIdle(() => this.pump());
     this.queues = new TenantQueues(limits);
     this.background = new TenantQueues({
       ...limits,
@@ -102,10 +118,7 @@ export class Batcher {
       maxTenantInputs: Infinity,
       maxTenantTokens: Infinity,
     });
-    this.smallBudget = {
-      maxBatchTokens: Math.max(1, Math.floor(limits.maxBatchTokens / BACKGROUND_SHARE)),
-      maxBatchSize: Math.max(1, Math.floor(limits.maxBatchSize / BACKGROUND_SHARE)),
-    };
+    this.smallBudget = { maxBatchTokens: limits.maxBatchTokens, maxBatchSize: LANE_INPUTS_WHILE_ONLINE };
   }
 
   /** Inputs waiting in the batch lane. */
@@ -176,21 +189,34 @@ export class Batcher {
     });
   }
 
+  /** Whether online requests in flight hold the lane back now (for LANE_MAX_WAIT_MS at most). */
+  private laneHeld(): boolean {
+    if (!this.online?.busy || this.background.inputs === 0) {
+      this.laneHeldSince = undefined;
+      return false;
+    }
+    this.laneHeldSince ??= this.now();
+    return this.now() - this.laneHeldSince < LANE_MAX_WAIT_MS;
+  }
+
   private pump(): void {
     const onlineLately = this.now() - this.lastOnline < ONLINE_RECENT_MS;
-    // With a model of its own, the lane's next call starts only while the online model is idle
-    // and no online input waits, and is cut small while online work is about: a call already
-    // running goes on beside an online call (at the lowest priority), but the two rarely meet.
-    if (this.backgroundEmbed && !this.runningBackground && !this.running && this.queues.inputs === 0) {
+    const held = this.laneHeld();
+    // With a model of its own, the lane's next call starts only while the online model is idle,
+    // no online input waits and no online request is in flight, and holds one input while online
+    // work is about: a call already running goes on beside an online call (at the lowest
+    // priority), but the two rarely meet, and then briefly.
+    if (this.backgroundEmbed && !held && !this.runningBackground && !this.running && this.queues.inputs === 0) {
       const lines = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
       if (lines.length > 0) {
         this.runningBackground = true;
+        this.laneHeldSince = undefined;
         this.call(this.backgroundEmbed, lines, () => (this.runningBackground = false));
       }
     }
     if (this.running) return;
     let batch = this.queues.nextBatch();
-    if (batch.length === 0 && !this.backgroundEmbed) {
+    if (batch.length === 0 && !this.backgroundEmbed && !held) {
       batch = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
     }
     if (batch.length === 0) return;

@@ -5,6 +5,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Batcher, type BatchLimits, type BatchObserver, type Lane } from './batcher.js';
 import { CpuGate } from './cpu-gate.js';
+import { OnlineActivity } from './online-activity.js';
 import { defaultBatchMaxTokens } from './batch-budget.js';
 import { admitInput, contextLengthMessage, instructed, type TruncationPolicy } from './tokens.js';
 import { API_DIMENSIONS, readManifest, type ModelManifest } from '../../../contract/model-manifest.js';
@@ -75,6 +76,11 @@ export interface EmbeddingEngine {
   /** Tokens of those inputs. */
   queuedTokens(): number;
   embed(request: EmbedRequest): Promise<EmbedOutcome>;
+  /**
+   * The online requests in flight (the HTTP layer marks each from arrival to response); the
+   * batch lane's calls and event-loop work start between them (online-activity.ts).
+   */
+  readonly online: OnlineActivity;
   close(): Promise<void>;
 }
 
@@ -105,9 +111,11 @@ const TOKENIZE_SLICE_MS = 10;
 /** Composes an engine from its parts (tests pass a fake `embedRows`). */
 export function createEngine(parts: EngineParts): EmbeddingEngine {
   const { manifest, tokenizer } = parts;
-  const batcher = new Batcher(parts.embedRows, parts.limits, parts.onBatch, undefined, parts.backgroundRows);
-  const batchGate = new CpuGate();
+  const online = new OnlineActivity();
+  const batcher = new Batcher(parts.embedRows, parts.limits, parts.onBatch, undefined, parts.backgroundRows, online);
+  const batchGate = new CpuGate(online);
   return {
+    online,
     modelId: parts.modelId,
     maxTokens: manifest.maxTokens,
     isReady: parts.isReady,

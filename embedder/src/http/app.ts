@@ -58,6 +58,9 @@ function requestIdFor(req: IncomingMessage): string {
 
 // Envoy's health check asks /ready every second, Kubernetes /health, Prometheus /metrics: their
 // successes were most of the log (292 of 328 lines after 15 minutes). Failed probes are logged.
+/** The online path whose requests hold the batch lane back while in flight. */
+const EMBEDDINGS_ROUTE = '/v1/embeddings';
+
 const PROBE_ROUTES: ReadonlySet<string> = new Set(['/ready', '/health', '/metrics']);
 
 function quietProbe(request: FastifyRequest, reply: FastifyReply): boolean {
@@ -101,6 +104,10 @@ export function buildApp(deps: AppDeps): FastifyInstance {
   // Every method Node parses reaches the router, so a served path answers any other with 405.
   acceptEveryMethod(app);
   app.addHook('onRequest', requireHost);
+  // Online requests in flight hold the batch lane back until they end (core/online-activity.ts).
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method === 'POST' && request.routeOptions.url === EMBEDDINGS_ROUTE) reply.raw.once('close', deps.engine.online.begin());
+  });
 
   // A media type containing "json" is parsed as JSON (spec rule 1) by the gateway's one strict
   // parser (json-body.ts).

@@ -37,8 +37,8 @@ const failed = (customId: string, error: ProblemError): LineResult => {
 export function batchLineExecutor(engine: EmbeddingEngine, now: () => number = Date.now): LineExecutor {
   const ajv = new Ajv({ coerceTypes: false, removeAdditional: true, useDefaults: true, allErrors: false, strict: false });
   const validate = ajv.compile(inlineRefs(openapiDocument.components.schemas.EmbeddingRequest, openapiDocument));
-  // One line's response rendered at a time, so online requests never queue behind many (cpu-gate.ts).
-  const renderGate = new CpuGate();
+  // One line's response rendered at a time, between online requests (cpu-gate.ts).
+  const renderGate = new CpuGate(engine.online);
   return async (raw, context) => {
     const line = parseJsonBody(raw) as { custom_id: string; body: unknown };
     const customId = line.custom_id;
