@@ -10,7 +10,7 @@
 import type { OnlineActivity } from './online-activity.js';
 
 /** How long one slice of lane work waits for online requests to end before it runs anyway. */
-export const GATE_MAX_WAIT_MS = 500;
+const GATE_MAX_WAIT_MS = 500;
 
 export class CpuGate {
   private busy = false;
