@@ -30,6 +30,28 @@ export interface TestCluster {
 }
 
 /**
+ * A cluster client once it is ready. A full run once hung in cluster-batch's beforeAll for its
+ * whole 120 s with no message, after the script had seen cluster_state:ok on every node, and
+ * this wait was the one without a bound: a fresh client is tried after 20 s, three in all, and
+ * then the wait fails with a message.
+ */
+async function readyCluster(port: number): Promise<Cluster> {
+  for (let attempt = 1; ; attempt++) {
+    const client = new Cluster([{ host: '127.0.0.1', port }]);
+    const ready = await new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => resolve(false), 20_000);
+      client.once('ready', () => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+    if (ready) return client;
+    client.disconnect();
+    if (attempt === 3) throw new Error(`the cluster client on port ${port} was not ready after 3 tries of 20 s`);
+  }
+}
+
+/**
  * Starts `primaries` primaries (each with `replicas` replicas) on a random block of ports in
  * `[base, base + 100)`, and a cluster client once it is ready.
  */
@@ -42,8 +64,7 @@ export async function startTestCluster(name: string, base: number, primaries = 3
     stdio: ['ignore', 'ignore', 'pipe'],
     env: { ...process.env, CLUSTER_REPLICAS: String(replicas) },
   });
-  const client = new Cluster([{ host: '127.0.0.1', port: ports[0]! }]);
-  await new Promise<void>((resolve) => client.once('ready', () => resolve()));
+  const client = await readyCluster(ports[0]!);
   return {
     ports,
     nodes: ports.map((p) => `127.0.0.1:${p}`).join(','),
