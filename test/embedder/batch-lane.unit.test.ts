@@ -49,6 +49,39 @@ describe('the batch lane', () => {
     expect((await bulk).ok).toBe(true);
   });
 
+  it('sharing the online model, each lane call waits anew for online requests in flight (500 ms at most)', async () => {
+    const model = fakeModel();
+    const time = clock();
+    const activity = new OnlineActivity();
+    const batcher = new Batcher(model.embed, LIMITS, undefined, time.now, undefined, activity);
+    const end = activity.begin(); // online requests stay in flight until the end
+    const bulk = batcher.submit(
+      'bulk',
+      Array.from({ length: 3 }, (_, i) => row(100 + i)),
+      undefined,
+      'batch',
+    );
+    expect(model.calls).toHaveLength(0); // held
+    time.advance(600);
+    const request = batcher.submit('org', [row(1)]); // past the bound: the online call first
+    expect(model.batchTags(0)).toEqual([1]);
+    await model.release();
+    expect((await request).ok).toBe(true);
+    expect(model.batchTags(1)).toEqual([100]); // then one lane input
+    await model.release();
+    expect(model.calls).toHaveLength(2); // the next lane call is held again
+    time.advance(600);
+    const again = batcher.submit('org', [row(2)]);
+    await model.release();
+    expect((await again).ok).toBe(true);
+    expect(model.batchTags(3)).toEqual([101]);
+    await model.release();
+    end(); // none in flight: the last input goes at once
+    expect(model.batchTags(4)).toEqual([102]);
+    await model.release();
+    expect((await bulk).ok).toBe(true);
+  });
+
   it('is never refused for its size and does not count against the online queue bounds', async () => {
     const model = fakeModel();
     const batcher = new Batcher(model.embed, { ...LIMITS, maxQueueInputs: 2, maxTenantInputs: 2 });

@@ -218,6 +218,8 @@ export class Batcher {
     let batch = this.queues.nextBatch();
     if (batch.length === 0 && !this.backgroundEmbed && !held) {
       batch = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
+      // Each lane call waits anew, as with a model of its own.
+      if (batch.length > 0) this.laneHeldSince = undefined;
     }
     if (batch.length === 0) return;
     this.running = true;
