@@ -1,6 +1,7 @@
 /**
  * The batch lane's gate: gated work runs one at a time, in arrival order, a failure frees the
- * gate, and with the online activity each piece starts between online requests (bounded).
+ * gate, each piece starts on a new turn of the event loop (I/O in between), and with the online
+ * activity each piece and each of its slices starts between online requests (bounded).
  */
 import { describe, expect, it } from 'vitest';
 import { CpuGate } from '../../embedder/src/core/cpu-gate.js';
@@ -61,5 +62,44 @@ describe('CpuGate', () => {
     timers.at(-1)!(); // the bounded wait runs out
     await b;
     expect(log).toEqual(['a', 'b']);
+  });
+
+  it('hands over on a new turn of the event loop, so I/O that arrived meanwhile runs between two pieces', async () => {
+    const gate = new CpuGate();
+    const log: string[] = [];
+    const a = gate.run(async () => {
+      log.push('a');
+      // Stands for a socket that became readable while `a` ran: its callback is due on the next turn.
+      setImmediate(() => log.push('io'));
+    });
+    const b = gate.run(async () => void log.push('b'));
+    await Promise.all([a, b]);
+    expect(log).toEqual(['a', 'io', 'b']);
+  });
+
+  it('gives work a slicing whose pause waits for a new turn and for the online requests in flight', async () => {
+    const timers: Array<() => void> = [];
+    const online = new OnlineActivity(
+      (run) => {
+        timers.push(run);
+        return {};
+      },
+      () => undefined,
+    );
+    const gate = new CpuGate(online, 500);
+    const log: string[] = [];
+    let end: () => void = () => undefined;
+    const work = gate.run(async (slicing) => {
+      expect(slicing.ms).toBeLessThanOrEqual(2);
+      log.push('slice 1');
+      end = online.begin(); // an online request arrives during the first slice
+      await slicing.pause();
+      log.push('slice 2');
+    });
+    for (let i = 0; i < 3; i++) await new Promise((r) => setImmediate(r));
+    expect(log).toEqual(['slice 1']);
+    end();
+    await work;
+    expect(log).toEqual(['slice 1', 'slice 2']);
   });
 });

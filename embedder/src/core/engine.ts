@@ -2,9 +2,8 @@
  * The embedding engine: tokenizer + token policy + batcher + model. The HTTP layer sees only the
  * `EmbeddingEngine` interface; refusals (too long, overloaded, not ready) are values.
  */
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Batcher, type BatchLimits, type BatchObserver, type Lane } from './batcher.js';
-import { CpuGate } from './cpu-gate.js';
+import { CpuGate, ONLINE_SLICING, type Slicing } from './cpu-gate.js';
 import { OnlineActivity } from './online-activity.js';
 import { defaultBatchMaxTokens } from './batch-budget.js';
 import { admitInput, contextLengthMessage, instructed, type TruncationPolicy } from './tokens.js';
@@ -105,9 +104,6 @@ interface Tokenized {
   readonly tokenizeMs: number;
 }
 
-/** Tokenizing 1,000 long inputs takes about a second; yielding this often keeps /health prompt. */
-const TOKENIZE_SLICE_MS = 10;
-
 /** Composes an engine from its parts (tests pass a fake `embedRows`). */
 export function createEngine(parts: EngineParts): EmbeddingEngine {
   const { manifest, tokenizer } = parts;
@@ -125,7 +121,7 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
       if (!parts.isReady()) return { kind: 'not_ready' };
       if (request.lane !== 'batch') return embedTokenized(request);
       // A batch line tokenizes one at a time (cpu-gate.ts); its model work then waits in its lane.
-      const tokenized = await batchGate.run(() => tokenize(request));
+      const tokenized = await batchGate.run((slicing) => tokenize(request, slicing));
       return 'kind' in tokenized ? tokenized : submitTokenized(request, tokenized);
     },
     close: parts.close ?? (async () => undefined),
@@ -136,7 +132,8 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
     return 'kind' in tokenized ? tokenized : submitTokenized(request, tokenized);
   }
 
-  async function tokenize(request: EmbedRequest): Promise<Tokenized | EmbedOutcome> {
+  /** Pauses after each `slicing.ms` of tokenizing (a batch line's slices are the gate's: shorter, and between online requests). */
+  async function tokenize(request: EmbedRequest, slicing: Slicing = ONLINE_SLICING): Promise<Tokenized | EmbedOutcome> {
     const tokenizeStart = performance.now();
     const rows: number[][] = [];
     const truncated: TruncatedInput[] = [];
@@ -147,8 +144,8 @@ export function createEngine(parts: EngineParts): EmbeddingEngine {
       if (!admitted.ok) return { kind: 'too_long', detail: contextLengthMessage(admitted.requested, manifest.maxTokens) };
       if (admitted.cutFrom !== undefined) truncated.push({ index: rows.length, tokens: admitted.cutFrom });
       rows.push(admitted.ids);
-      if (performance.now() - sliceStart > TOKENIZE_SLICE_MS) {
-        await yieldToLoop();
+      if (performance.now() - sliceStart > slicing.ms) {
+        await slicing.pause();
         if (request.signal?.aborted) return { kind: 'cancelled' };
         sliceStart = performance.now();
       }

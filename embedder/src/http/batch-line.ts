@@ -88,6 +88,6 @@ async function run(
     model: engine.modelId,
     usage: { prompt_tokens: outcome.promptTokens, total_tokens: outcome.promptTokens },
   };
-  const json = await gate.run(() => renderEmbeddingResponse(head, outcome.vectors, body.encoding_format ?? 'float'));
+  const json = await gate.run((slicing) => renderEmbeddingResponse(head, outcome.vectors, body.encoding_format ?? 'float', slicing));
   return { kind: 'embedded', customId, tokens: outcome.promptTokens, body: json } as const;
 }

@@ -4,9 +4,9 @@
  * event loop between slices; the result is `JSON.stringify` of the same object but for the float
  * values, written with nine significant digits at most (encoding.ts: vectorJson).
  */
-import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { trace } from '@opentelemetry/api';
 import type { components } from '../../../openapi/generated/schema.js';
+import { ONLINE_SLICING, type Slicing } from '../core/cpu-gate.js';
 import { vectorJson, type EncodingFormat } from './encoding.js';
 
 type EmbeddingResponse = components['schemas']['EmbeddingResponse'];
@@ -14,26 +14,32 @@ type EmbeddingResponse = components['schemas']['EmbeddingResponse'];
 /** The response without its data: id, object, created, model, usage. */
 export type ResponseHead = Omit<EmbeddingResponse, 'data'>;
 
-const SLICE_MS = 10;
-
-/** Renders the response JSON for `vectors` in input order (a "serialize" span when tracing is on). */
-export function renderEmbeddingResponse(head: ResponseHead, vectors: readonly Float32Array[], format: EncodingFormat): Promise<string> {
+/**
+ * Renders the response JSON for `vectors` in input order (a "serialize" span when tracing is on),
+ * pausing between slices as `slicing` says (a batch line's are the CPU gate's).
+ */
+export function renderEmbeddingResponse(
+  head: ResponseHead,
+  vectors: readonly Float32Array[],
+  format: EncodingFormat,
+  slicing: Slicing = ONLINE_SLICING,
+): Promise<string> {
   // The global tracer: a no-op unless tracing.ts registered the SDK.
   return trace
     .getTracer('embedder')
     .startActiveSpan('serialize', { attributes: { 'embedder.vectors': vectors.length, 'embedder.encoding_format': format } }, (span) =>
-      render(head, vectors, format).finally(() => span.end()),
+      render(head, vectors, format, slicing).finally(() => span.end()),
     );
 }
 
-async function render(head: ResponseHead, vectors: readonly Float32Array[], format: EncodingFormat): Promise<string> {
+async function render(head: ResponseHead, vectors: readonly Float32Array[], format: EncodingFormat, slicing: Slicing): Promise<string> {
   const items: string[] = new Array<string>(vectors.length);
   let sliceStart = performance.now();
   for (let index = 0; index < vectors.length; index++) {
     const embedding = vectorJson(vectors[index]!, format);
     items[index] = `{"object":"embedding","index":${index},"embedding":${embedding}}`;
-    if (performance.now() - sliceStart > SLICE_MS) {
-      await yieldToLoop();
+    if (performance.now() - sliceStart > slicing.ms) {
+      await slicing.pause();
       sliceStart = performance.now();
     }
   }
