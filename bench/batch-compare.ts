@@ -7,7 +7,9 @@
  * Each round starts one bench stack per tree (order A B, then B A, …; the default model, the
  * background session) and runs bench/batch.ts' `interleaved` on it: one open loop of
  * one-sentence requests across alternating idle windows and batches. Prints each round's p99
- * alone, during a batch and their ratio, then per tree the median ratio and the pooled one.
+ * alone, during a batch and their ratio, and where the time went (p50 / p99 of the edge: client,
+ * Envoy, authz; of the embedder outside the model; of the model), then per tree the median ratio
+ * and the pooled one.
  * `bench/variant.sh NAME --copy-only` makes a tree's copy (bench/tuning/NAME.patch applied) and prints its entry.
  */
 import { randomBytes } from 'node:crypto';
@@ -89,6 +91,7 @@ try {
           `round ${round + 1} ${tree.name}: p99 alone ${alone.toFixed(1)} ms, during a batch ${during.toFixed(1)} ms, ` +
             `ratio ${(during / alone).toFixed(2)}; slowest 5 % ${tailRatio(online.alone, online.during)} (${online.alone.length} / ${online.during.length} requests, ${online.cycles} batches, load ${load.toFixed(1)})`,
         );
+        console.log(`  p50 / p99 ms alone: ${online.parts.alone}; during a batch: ${online.parts.during}`);
       } finally {
         await stack.stop();
         rmSync(storeDir, { recursive: true, force: true });

@@ -19,7 +19,7 @@ import { resolve } from 'node:path';
 import { runScriptJson } from './child-json.ts';
 import { clinicalTexts } from './corpus.ts';
 import { quantile, tailMean } from './hey.ts';
-import { openLoop } from './open-loop.ts';
+import { openLoop, type LoopAnswer } from './open-loop.ts';
 import { admin, startBenchStack, type BenchStack, type StackPaths } from './stack.ts';
 
 /** The figures of one stack, run with one BATCH_SESSION. */
@@ -176,7 +176,7 @@ export async function interleaved(
   modelId: string,
   inputsPerS: number,
   seconds: number,
-): Promise<{ alone: number[]; during: number[]; cycles: number }> {
+): Promise<{ alone: number[]; during: number[]; cycles: number; parts: { alone: string; during: string } }> {
   const alone: Array<[number, number]> = [];
   const during: Array<[number, number]> = [];
   const started = performance.now();
@@ -221,18 +221,38 @@ export async function interleaved(
   const result = await loop;
   const inside = (windows: Array<[number, number]>, t: number) => windows.some(([from, to]) => t >= from && t < to);
   const sentAt = (i: number) => started + ((i + 1) / ONLINE_RATE) * 1000;
+  const served = (windows: Array<[number, number]>) => result.latencies.filter((l, i) => inside(windows, sentAt(i)) && l.status === 200);
   const pick = (windows: Array<[number, number]>) =>
-    result.latencies
-      .map((l, i) => ({ ...l, at: sentAt(i) }))
-      .filter((l) => inside(windows, l.at))
-      .filter((l) => l.status === 200)
+    served(windows)
       .map((l) => l.ms)
       .sort((a, b) => a - b);
   const ok = result.latencies.filter((l) => l.status === 200).length;
   // A loaded machine times Checks out (503): reported beside the figure, not hidden in it.
   if (ok < result.sent) process.stderr.write(`bench: online load answers ${JSON.stringify(result.statuses)}\n`);
   if (ok < result.sent * 0.5) throw new Error(`online load: ${JSON.stringify(result.statuses)}`);
-  return { alone: pick(alone), during: pick(during), cycles: during.length };
+  return {
+    alone: pick(alone),
+    during: pick(during),
+    cycles: during.length,
+    parts: { alone: whereTimeWent(served(alone)), during: whereTimeWent(served(during)) },
+  };
+}
+
+/**
+ * p50 / p99 of each part of the answers' latencies (ServedTiming): the edge (client, TLS, Envoy,
+ * authz: latency less Envoy's upstream time), the embedder outside the model, the model.
+ */
+function whereTimeWent(answers: readonly LoopAnswer[]): string {
+  const timed = answers.flatMap((a) => (a.timing ? [{ ms: a.ms, ...a.timing }] : []));
+  const part = (name: string, of: (t: (typeof timed)[number]) => number) => {
+    const sorted = timed.map(of).sort((a, b) => a - b);
+    return `${name} ${quantile(sorted, 0.5).toFixed(1)} / ${quantile(sorted, 0.99).toFixed(1)}`;
+  };
+  return [
+    part('edge', (t) => t.ms - t.upstreamMs),
+    part('embedder', (t) => t.upstreamMs - t.queueMs - t.inferenceMs),
+    part('model', (t) => t.inferenceMs),
+  ].join(', ');
 }
 
 const p99 = (sorted: number[]): number => quantile(sorted, 0.99);

@@ -10,7 +10,7 @@
  */
 import { randomInt } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { connect, constants as h2, type ClientHttp2Session } from 'node:http2';
+import { connect, constants as h2, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 
@@ -32,12 +32,40 @@ export interface OpenLoopSpec {
   readonly localAddress?: string | readonly string[];
 }
 
-/** Every request's status (0: no answer) and latency in ms, in order sent. */
+/**
+ * Where a 200's time went, from its response headers: Envoy's `x-envoy-upstream-service-time`
+ * (the embedder's whole answer, as Envoy saw it) and the embedder's own `x-queue-time` and
+ * `x-inference-time`, in whole milliseconds. The rest of the latency is the edge (client, TLS,
+ * Envoy, authz's Check).
+ */
+export interface ServedTiming {
+  readonly upstreamMs: number;
+  readonly queueMs: number;
+  readonly inferenceMs: number;
+}
+
+/** One request's status (0: no answer), latency in ms, and its timing headers where it has them. */
+export interface LoopAnswer {
+  readonly status: number;
+  readonly ms: number;
+  readonly timing?: ServedTiming;
+}
+
+/** Every request's answer, in order sent. */
 export interface OpenLoopResult {
   readonly sent: number;
   readonly statuses: Record<string, number>;
-  readonly latencies: Array<{ status: number; ms: number }>;
+  readonly latencies: LoopAnswer[];
   readonly seconds: number;
+}
+
+function servedTiming(headers: IncomingHttpHeaders): ServedTiming | undefined {
+  const [upstreamMs, queueMs, inferenceMs] = ['x-envoy-upstream-service-time', 'x-queue-time', 'x-inference-time'].map((name) =>
+    Number(headers[name]),
+  );
+  return [upstreamMs, queueMs, inferenceMs].every(Number.isFinite)
+    ? { upstreamMs: upstreamMs!, queueMs: queueMs!, inferenceMs: inferenceMs! }
+    : undefined;
 }
 
 const LETTERS = 'ABCDEFGHIJKLMNOPQRSTUVWXYZ';
@@ -49,16 +77,12 @@ export function junkKey(prefix = 'CTG'): string {
 }
 
 /** One request on `session`; resolves with its status (0 on error or timeout) and latency. */
-export function send(
-  session: ClientHttp2Session,
-  body: string,
-  headers: Record<string, string>,
-  timeoutMs: number,
-): Promise<{ status: number; ms: number }> {
+export function send(session: ClientHttp2Session, body: string, headers: Record<string, string>, timeoutMs: number): Promise<LoopAnswer> {
   const start = performance.now();
   return new Promise((done) => {
     let status = 0;
-    const finish = () => done({ status, ms: performance.now() - start });
+    let timing: ServedTiming | undefined;
+    const finish = () => done({ status, ms: performance.now() - start, ...(timing ? { timing } : {}) });
     try {
       const stream = session.request({
         [h2.HTTP2_HEADER_METHOD]: 'POST',
@@ -66,7 +90,10 @@ export function send(
         'content-type': 'application/json',
         ...headers,
       });
-      stream.on('response', (h) => (status = Number(h[h2.HTTP2_HEADER_STATUS])));
+      stream.on('response', (h) => {
+        status = Number(h[h2.HTTP2_HEADER_STATUS]);
+        timing = servedTiming(h);
+      });
       stream.on('data', () => undefined);
       stream.on('close', finish);
       stream.on('error', () => (status = 0));
@@ -112,7 +139,7 @@ export async function openSessions(
 export async function openLoop(spec: OpenLoopSpec): Promise<OpenLoopResult> {
   const sessions = await openSessions(spec.port, spec.ca, spec.sessions, spec.localAddress);
   const maxInFlight = spec.maxInFlight ?? 20_000;
-  const pending: Array<Promise<{ status: number; ms: number }>> = [];
+  const pending: Array<Promise<LoopAnswer>> = [];
   const statuses: Record<string, number> = {};
   let inFlight = 0;
   let due = 0;
