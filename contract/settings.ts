@@ -397,6 +397,13 @@ const DECLARATIONS = [
     meaning: "The largest batch input file (OpenAI's limits)",
   },
   { defaults: { BATCH_WORKERS: 4 }, usedBy: 'embedder', meaning: 'Workers per replica running batch lines on the spare capacity' },
+  // Online p99 during a batch against the batch's pace while online requests are about (BENCHMARKS.md, issue 27).
+  {
+    defaults: { BATCH_LANE_REST: 2 },
+    usedBy: 'embedder',
+    meaning:
+      "While online requests were seen in the last 2 s, the Batch API's lane rests this many times each model call's duration after it (0 to 10; 0: no rest, the lane's full pace beside online traffic, online p99 about 1.4× during a batch instead of 1.1×)",
+  },
   {
     defaults: { BATCH_LEASE_MS: 60_000 },
     usedBy: 'embedder',

@@ -76,6 +76,8 @@ export interface BatchConfig {
   readonly sweepMs: number;
   /** `background`: the lane's own model session at the lowest OS priority; `shared`: the online session. */
   readonly session: 'background' | 'shared';
+  /** While online requests are about, the lane rests this many times each call's duration after it (core/batcher.ts). */
+  readonly laneRest: number;
 }
 
 /** One or two keys, one per line: 64 hex characters or base64 of 32 bytes each (batch/sealing.ts parses them). */
@@ -130,6 +132,7 @@ function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined
     pollMs: read.integer('BATCH_POLL_MS', 10, 60_000),
     sweepMs: read.integer('BATCH_SWEEP_MS', 100, 3_600_000),
     session: read.oneOf('BATCH_SESSION', ['background', 'shared'] as const),
+    laneRest: read.integer('BATCH_LANE_REST', 0, 10),
   };
   return keys ? { ...config, keys } : undefined;
 }

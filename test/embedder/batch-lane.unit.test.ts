@@ -84,7 +84,8 @@ describe('the batch lane', () => {
 
   it('is never refused for its size and does not count against the online queue bounds', async () => {
     const model = fakeModel();
-    const batcher = new Batcher(model.embed, { ...LIMITS, maxQueueInputs: 2, maxTenantInputs: 2 });
+    // A clock that stands still: calls take no time, so the lane never rests between them.
+    const batcher = new Batcher(model.embed, { ...LIMITS, maxQueueInputs: 2, maxTenantInputs: 2 }, undefined, clock().now);
     const first = batcher.submit('bulk', [row(1)], undefined, 'batch');
     const lines = batcher.submit(
       'bulk',
@@ -185,6 +186,63 @@ describe('the batch lane with a model of its own (a low-priority session)', () =
     while (background.pending() > 0) await background.release();
     expect((await bulk).ok).toBe(true);
     expect(online.calls).toHaveLength(1);
+  });
+
+  it("while online work is about, rests twice each call's duration after it (a timer resumes it); with none about, does not rest", async () => {
+    const online = fakeModel();
+    const background = fakeModel();
+    const time = clock();
+    const timers: Array<{ run: () => void; ms: number }> = [];
+    const setTimer = (run: () => void, ms: number) => {
+      timers.push({ run, ms });
+      return {};
+    };
+    const batcher = new Batcher(online.embed, LIMITS, undefined, time.now, background.embed, undefined, { setTimer });
+    const request = batcher.submit('org', [row(1)]);
+    await online.release();
+    expect((await request).ok).toBe(true); // online work seen at t = 0
+    const bulk = batcher.submit(
+      'bulk',
+      Array.from({ length: 3 }, (_, i) => row(100 + i)),
+      undefined,
+      'batch',
+    );
+    expect(background.batchTags(0)).toEqual([100]);
+    time.advance(10); // the call takes 10 ms
+    await background.release();
+    expect(background.calls).toHaveLength(1); // resting
+    expect(timers.map((t) => t.ms)).toEqual([20]);
+    time.advance(20);
+    timers.shift()!.run();
+    expect(background.batchTags(1)).toEqual([101]);
+    time.advance(3_000); // online work no longer about: no rest after this call
+    await background.release();
+    expect(background.batchTags(2)).toEqual([102]);
+    expect(timers).toHaveLength(0);
+    await background.release();
+    expect((await bulk).ok).toBe(true);
+  });
+
+  it('with a rest factor of 0 (BATCH_LANE_REST=0), does not rest beside online work', async () => {
+    const online = fakeModel();
+    const background = fakeModel();
+    const time = clock();
+    const timers: unknown[] = [];
+    const setTimer = (run: () => void) => {
+      timers.push(run);
+      return {};
+    };
+    const batcher = new Batcher(online.embed, LIMITS, undefined, time.now, background.embed, undefined, { restFactor: 0, setTimer });
+    const request = batcher.submit('org', [row(1)]);
+    await online.release();
+    expect((await request).ok).toBe(true);
+    const bulk = batcher.submit('bulk', [row(100), row(101)], undefined, 'batch');
+    time.advance(10);
+    await background.release();
+    expect(background.batchTags(1)).toEqual([101]); // at once
+    expect(timers).toHaveLength(0);
+    await background.release();
+    expect((await bulk).ok).toBe(true);
   });
 
   it('fails only the lines of a failed batch-lane call, and online work goes on', async () => {

@@ -127,6 +127,9 @@ describe('embedder config', () => {
     const kek = { ...GRANT, BATCH_KEK: 'a'.repeat(64), BATCH_STORE: 'dir:.local/test-config-batch' };
     expect(loadConfig(kek).batch?.session).toBe('background');
     expect(loadConfig({ ...kek, BATCH_SESSION: 'shared' }).batch?.session).toBe('shared');
+    expect(loadConfig(kek).batch?.laneRest).toBe(2);
+    expect(loadConfig({ ...kek, BATCH_LANE_REST: '0' }).batch?.laneRest).toBe(0);
+    expect(() => loadConfig({ ...kek, BATCH_LANE_REST: '11' })).toThrow(/BATCH_LANE_REST/);
     expect(() => loadConfig({ ...kek, BATCH_SESSION: 'idle' })).toThrow(/BATCH_SESSION/);
   });
 

@@ -17,16 +17,20 @@
  * online request is in flight anywhere in the process (OnlineActivity: from its arrival to its
  * response, up to LANE_MAX_WAIT_MS), and while online work has been seen lately
  * (ONLINE_RECENT_MS) a lane call holds one input, so an online request meets at most one
- * input's worth of lane work. Alternated on the default model (docs/benchmarks-history.md,
- * 2026-11-27), online p99 during a batch ÷ alone: calls of a quarter of the budget 1.10–1.63 by
- * round; one input a call 1.16–1.38; one input a call, started between online requests,
- * 1.06–1.28. With no online work about, the lane's calls are full and its pace is the model's.
+ * input's worth of lane work, after which the lane rests twice the call's duration
+ * (LANE_REST_FACTOR, BATCH_LANE_REST): a lane call slows every part of an online request that runs beside it
+ * (Envoy and authz too, through shared cores and caches), so the lane keeps to a third of the
+ * time. Alternated on the default model (docs/benchmarks-history.md, 2026-11-27), online p99
+ * during a batch ÷ alone: calls of a quarter of the budget 1.10–1.63 by round; one input a call
+ * 1.16–1.38; one input a call, started between online requests, 1.06–1.65; and resting after
+ * each, 1.09 and 1.17 (pooled 1.14 against 1.34). With no online work about, the lane's calls
+ * are full, it never rests, and its pace is the model's.
  *
  * The model and the clock are injected (`EmbedRows`, `now`), so the policy is unit-tested with fakes.
  */
 import type { EmbedRows } from '../model/runner.js';
 import { DrainEstimate } from './drain-estimate.js';
-import type { OnlineActivity } from './online-activity.js';
+import type { OnlineActivity, SetTimer } from './online-activity.js';
 import { TenantQueues, type QueueBounds } from './tenant-queues.js';
 
 /** The batch budget and the queue bounds (see QueueBounds). */
@@ -41,6 +45,19 @@ const ONLINE_RECENT_MS = 2_000;
 const LANE_INPUTS_WHILE_ONLINE = 1;
 /** How long the lane's next call waits for the online requests in flight to end before it starts anyway. */
 const LANE_MAX_WAIT_MS = 500;
+/**
+ * While online work is about, after each lane call the lane rests this many times the call's
+ * duration (BATCH_LANE_REST): at 2 it holds the cores at most a third of the time, and an online
+ * request's path (Envoy, authz, this event loop, the online model) mostly runs beside no lane
+ * call at all.
+ */
+const LANE_REST_FACTOR = 2;
+
+/** The lane's manners: its rest factor (0: none) and the timer that ends a rest (tests pass a fake). */
+export interface LaneOptions {
+  readonly restFactor?: number;
+  readonly setTimer?: SetTimer;
+}
 
 /** What one model call was: inputs, padded tokens (longest × inputs) and its duration. */
 export interface BatchStats {
@@ -96,6 +113,11 @@ export class Batcher {
   private runningBackground = false;
   /** Since when the lane has had work held back by online requests in flight. */
   private laneHeldSince: number | undefined;
+  /** While online work is about, the lane's next call starts no earlier than this (LANE_REST_FACTOR). */
+  private laneRestUntil = Number.NEGATIVE_INFINITY;
+  private restTimer: ReturnType<SetTimer> | undefined;
+  private readonly restFactor: number;
+  private readonly setTimer: SetTimer;
 
   /**
    * `backgroundEmbed`: the batch lane's own model; without it the lane shares `embed`.
@@ -108,7 +130,10 @@ export class Batcher {
     private readonly now: () => number = () => performance.now(),
     private readonly backgroundEmbed?: EmbedRows,
     private readonly online?: OnlineActivity,
+    lane: LaneOptions = {},
   ) {
+    this.restFactor = lane.restFactor ?? LANE_REST_FACTOR;
+    this.setTimer = lane.setTimer ?? setTimeout;
     online?.onIdle(() => this.pump());
     this.queues = new TenantQueues(limits);
     this.background = new TenantQueues({
@@ -199,9 +224,20 @@ export class Batcher {
     return this.now() - this.laneHeldSince < LANE_MAX_WAIT_MS;
   }
 
+  /** Whether the lane rests after its last call now; a timer pumps again when the rest is over. */
+  private laneResting(): boolean {
+    const rest = this.laneRestUntil - this.now();
+    if (rest <= 0 || this.background.inputs === 0) return false;
+    this.restTimer ??= this.setTimer(() => {
+      this.restTimer = undefined;
+      this.pump();
+    }, rest);
+    return true;
+  }
+
   private pump(): void {
     const onlineLately = this.now() - this.lastOnline < ONLINE_RECENT_MS;
-    const held = this.laneHeld();
+    const held = this.laneHeld() || this.laneResting();
     // With a model of its own, the lane's next call starts only while the online model is idle,
     // no online input waits and no online request is in flight, and holds one input while online
     // work is about: a call already running goes on beside an online call (at the lowest
@@ -257,6 +293,10 @@ export class Batcher {
           );
         }
         this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: seconds ?? 0 });
+        const laneCall = batch[0]?.job.queues === this.background;
+        if (laneCall && this.now() - this.lastOnline < ONLINE_RECENT_MS) {
+          this.laneRestUntil = this.now() + this.restFactor * (this.now() - started);
+        }
         idle();
         this.pump();
       });

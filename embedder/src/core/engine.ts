@@ -91,6 +91,8 @@ export interface EngineParts {
   /** The batch lane's own model (a low-priority session); without it the lane shares `embedRows`. */
   readonly backgroundRows?: EmbedRows;
   readonly limits: BatchLimits;
+  /** The batch lane's rest factor while online work is about (BATCH_LANE_REST; core/batcher.ts). */
+  readonly laneRest?: number;
   readonly isReady: () => boolean;
   readonly close?: () => Promise<void>;
   /** Told of every model call (metrics). */
@@ -108,7 +110,9 @@ interface Tokenized {
 export function createEngine(parts: EngineParts): EmbeddingEngine {
   const { manifest, tokenizer } = parts;
   const online = new OnlineActivity();
-  const batcher = new Batcher(parts.embedRows, parts.limits, parts.onBatch, undefined, parts.backgroundRows, online);
+  const batcher = new Batcher(parts.embedRows, parts.limits, parts.onBatch, undefined, parts.backgroundRows, online, {
+    ...(parts.laneRest === undefined ? {} : { restFactor: parts.laneRest }),
+  });
   const batchGate = new CpuGate(online);
   return {
     online,
@@ -211,6 +215,7 @@ export function loadEngine(config: EmbedderConfig, hooks: EngineHooks = {}): Loa
     tokenizer,
     embedRows: runner.embedRows,
     ...(background ? { backgroundRows: background.embedRows } : {}),
+    ...(config.batch ? { laneRest: config.batch.laneRest } : {}),
     limits: {
       maxBatchTokens: config.batchMaxTokens ?? defaultBatchMaxTokens(manifest.maxTokens, config.ortIntraOpThreads),
       maxBatchSize: config.batchMaxSize,
