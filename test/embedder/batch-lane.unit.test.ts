@@ -18,6 +18,16 @@ const LIMITS: BatchLimits = {
   maxTenantTokens: 10_000,
 };
 
+/** A timer that only records what it was asked to run, and when: the test runs it by hand. */
+function fakeTimers() {
+  const timers: Array<{ run: () => void; ms: number }> = [];
+  const setTimer = (run: () => void, ms: number) => {
+    timers.push({ run, ms });
+    return {};
+  };
+  return { timers, setTimer };
+}
+
 function clock() {
   let now = 0;
   return { now: () => now, advance: (ms: number) => (now += ms) };
@@ -192,11 +202,7 @@ describe('the batch lane with a model of its own (a low-priority session)', () =
     const online = fakeModel();
     const background = fakeModel();
     const time = clock();
-    const timers: Array<{ run: () => void; ms: number }> = [];
-    const setTimer = (run: () => void, ms: number) => {
-      timers.push({ run, ms });
-      return {};
-    };
+    const { timers, setTimer } = fakeTimers();
     const batcher = new Batcher(online.embed, LIMITS, undefined, time.now, background.embed, undefined, { setTimer });
     const request = batcher.submit('org', [row(1)]);
     await online.release();
@@ -227,11 +233,7 @@ describe('the batch lane with a model of its own (a low-priority session)', () =
     const online = fakeModel();
     const background = fakeModel();
     const time = clock();
-    const timers: unknown[] = [];
-    const setTimer = (run: () => void) => {
-      timers.push(run);
-      return {};
-    };
+    const { timers, setTimer } = fakeTimers();
     const batcher = new Batcher(online.embed, LIMITS, undefined, time.now, background.embed, undefined, { restFactor: 0, setTimer });
     const request = batcher.submit('org', [row(1)]);
     await online.release();

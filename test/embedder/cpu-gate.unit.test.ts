@@ -7,6 +7,19 @@ import { describe, expect, it } from 'vitest';
 import { CpuGate } from '../../embedder/src/core/cpu-gate.js';
 import { OnlineActivity } from '../../embedder/src/core/online-activity.js';
 
+/** Online activity whose bounded waits run on fake timers: `timers` holds each wait's expiry, to call by hand. */
+function activityWithFakeTimers() {
+  const timers: Array<() => void> = [];
+  const online = new OnlineActivity(
+    (run) => {
+      timers.push(run);
+      return {};
+    },
+    () => undefined,
+  );
+  return { online, timers };
+}
+
 describe('CpuGate', () => {
   it('runs one piece of work at a time, in order, and goes on after a failure', async () => {
     const gate = new CpuGate();
@@ -38,14 +51,7 @@ describe('CpuGate', () => {
   });
 
   it('starts a piece only when no online request is in flight, or after its bounded wait', async () => {
-    const timers: Array<() => void> = [];
-    const online = new OnlineActivity(
-      (run) => {
-        timers.push(run);
-        return {};
-      },
-      () => undefined,
-    );
+    const { online, timers } = activityWithFakeTimers();
     const gate = new CpuGate(online, 500);
     const log: string[] = [];
     const end = online.begin();
@@ -78,14 +84,7 @@ describe('CpuGate', () => {
   });
 
   it('gives work a slicing whose pause waits for a new turn and for the online requests in flight', async () => {
-    const timers: Array<() => void> = [];
-    const online = new OnlineActivity(
-      (run) => {
-        timers.push(run);
-        return {};
-      },
-      () => undefined,
-    );
+    const { online } = activityWithFakeTimers();
     const gate = new CpuGate(online, 500);
     const log: string[] = [];
     let end: () => void = () => undefined;
