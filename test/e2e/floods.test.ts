@@ -58,11 +58,14 @@ function expectLegitServed(result: FloodResult): void {
 describe('floods: legitimate requests keep being served', () => {
   it('idle TLS connections near the connection limit are shed within seconds, not after the 60 s idle timeout', async () => {
     const result = await idleConnectionFlood(target, 280, 12);
-    // 280 of 300 saturates the overload manager's connection trigger: idle timeouts shrink to 1 s,
-    // and lengthen again as the count falls towards half the limit (150). Without the trigger none
-    // would close before 60 s; the bound leaves room for a slow, busy machine.
+    // 280 of 300 saturates the overload manager's connection trigger: idle timeouts shrink to
+    // their 1 s minimum, and the first connections to reach it close. As the count falls, the
+    // timers lengthen again (59 s × (1 − (load − 0.5) / 0.4) past the minimum), so shedding
+    // stops where that outlasts the 12 s hold: at about 248 of 300. Where it stops below that
+    // depends on how many closed before the next 0.25 s refresh (measured: 180 here, 227 on a
+    // slower CI machine). Without the trigger none would close before 60 s.
     const stillOpen = result.outcomes['still open at the end'] ?? 0;
-    expect(stillOpen).toBeLessThanOrEqual(200);
+    expect(stillOpen).toBeLessThanOrEqual(250);
     expectLegitServed(result);
   });
 
