@@ -345,7 +345,19 @@ const DECLARATIONS = [
   { defaults: { MODEL_DIR: '.local/models/default' }, usedBy: 'embedder, authz, admin, stack', meaning: 'Model directory' },
   { defaults: { MODEL_ID: null }, shown: "the manifest's `id`", usedBy: 'embedder, authz, admin', meaning: 'Public model id' },
   { defaults: { DEFAULT_RPM: 600, DEFAULT_TPM: 1_000_000 }, usedBy: 'authz, admin', meaning: 'Limits for organizations without their own' },
-  { defaults: { ORT_INTRA_OP_THREADS: null }, shown: 'number of cores', usedBy: 'embedder', meaning: 'ONNX Runtime threads' },
+  {
+    defaults: { MODEL_SESSIONS: null },
+    shown: 'number of cores ÷ `ORT_INTRA_OP_THREADS`',
+    usedBy: 'embedder',
+    meaning:
+      'Online model sessions, each running its own model calls beside the others (each a copy of the model in memory). In a container, set it and `ORT_INTRA_OP_THREADS` so that their product is the CPU limit: Node counts the node\'s cores',
+  },
+  {
+    defaults: { ORT_INTRA_OP_THREADS: null },
+    shown: '1 (cores ÷ `MODEL_SESSIONS` where that is set)',
+    usedBy: 'embedder',
+    meaning: 'ONNX Runtime threads of each session (one call split across them)',
+  },
   {
     defaults: { BATCH_MAX_TOKENS: null },
     shown: "the model's `maxTokens` × 2 rows per ONNX Runtime thread (4 to 16 rows; 2048 for a 512-token model on 2 threads, 4096 on 4)",

@@ -20,6 +20,9 @@ export interface EmbedderConfig {
   readonly modelDir: string;
   /** Overrides the manifest's id as the public model id; undefined serves the manifest's. */
   readonly modelId: string | undefined;
+  /** Online model sessions, each running one call at a time beside the others (core/batcher.ts). */
+  readonly modelSessions: number;
+  /** ONNX Runtime threads of each session. */
   readonly ortIntraOpThreads: number;
   /**
    * Padded tokens (longest input × inputs) one model call may hold; undefined: derived from
@@ -140,6 +143,17 @@ function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined
 /** The longest input a model may take; a batch must always be able to hold one. */
 const MAX_INPUT_TOKENS = 512;
 
+/**
+ * Sessions × threads, both defaulting to fill the cores: one thread per session unless sessions
+ * are given (core/batcher.ts says why calls side by side beat one call across the cores).
+ */
+function modelThreads(read: EnvReader): Pick<EmbedderConfig, 'modelSessions' | 'ortIntraOpThreads'> {
+  const cores = availableParallelism();
+  const sessions = read.optionalInteger('MODEL_SESSIONS', 1, 64);
+  const threads = read.optionalInteger('ORT_INTRA_OP_THREADS', 1, 256) ?? (sessions ? Math.max(1, Math.floor(cores / sessions)) : 1);
+  return { modelSessions: sessions ?? Math.max(1, Math.floor(cores / threads)), ortIntraOpThreads: threads };
+}
+
 /** Reads and validates the embedder's variables; throws one ConfigError naming every bad one. */
 export function loadConfig(env: Env = process.env): EmbedderConfig {
   const read = new EnvReader(env);
@@ -151,7 +165,7 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     // From the repository (an image's app folder), as authz, admin and the stack read it.
     modelDir: resolve(repoRoot, read.string('MODEL_DIR')),
     modelId: read.optional('MODEL_ID'),
-    ortIntraOpThreads: read.optionalInteger('ORT_INTRA_OP_THREADS', 1, 256) ?? availableParallelism(),
+    ...modelThreads(read),
     // Unset: the model's length × 4 rows per thread (core/batch-budget.ts argues it).
     batchMaxTokens: read.optionalInteger('BATCH_MAX_TOKENS', MAX_INPUT_TOKENS),
     batchMaxSize: read.integer('BATCH_MAX_SIZE', 1, 4096),

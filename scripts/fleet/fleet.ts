@@ -221,7 +221,7 @@ function fleetComponents(
     };
   };
   // Bounded CPU on a small shared machine: one inference thread per embedder, one Envoy worker.
-  const baseEnv = { LOG_LEVEL: 'warn', ORT_INTRA_OP_THREADS: '1' };
+  const baseEnv = { LOG_LEVEL: 'warn', MODEL_SESSIONS: '1', ORT_INTRA_OP_THREADS: '1' };
   const authz = AUTHZ.map((name) =>
     authzComponent(svc, {
       name,

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../embedder/src/config.js';
 
@@ -44,6 +45,7 @@ describe('embedder config', () => {
       EMBEDDER_PORT: '0',
       MODEL_DIR: '/m',
       MODEL_ID: 'served',
+      MODEL_SESSIONS: '3',
       ORT_INTRA_OP_THREADS: '1',
       BATCH_MAX_TOKENS: '4096',
       BATCH_MAX_SIZE: '8',
@@ -66,6 +68,7 @@ describe('embedder config', () => {
       port: 0,
       modelDir: '/m',
       modelId: 'served',
+      modelSessions: 3,
       ortIntraOpThreads: 1,
       batchMaxTokens: 4096,
       batchMaxSize: 8,
@@ -93,6 +96,20 @@ describe('embedder config', () => {
         password: 'pw',
       },
     });
+  });
+
+  it('fills the cores with sessions of one thread by default, and with threads where only sessions are given', () => {
+    const cores = availableParallelism();
+    const threadsOf = (env: Record<string, string>) => {
+      const c = loadConfig({ ...GRANT, ...env });
+      return [c.modelSessions, c.ortIntraOpThreads];
+    };
+    expect(threadsOf({})).toEqual([cores, 1]);
+    expect(threadsOf({ MODEL_SESSIONS: '1' })).toEqual([1, cores]);
+    // An older setting of threads = cores keeps its one session.
+    expect(threadsOf({ ORT_INTRA_OP_THREADS: String(cores) })).toEqual([1, cores]);
+    expect(threadsOf({ MODEL_SESSIONS: '2', ORT_INTRA_OP_THREADS: '3' })).toEqual([2, 3]);
+    expect(() => loadConfig({ ...GRANT, MODEL_SESSIONS: '0' })).toThrow(/MODEL_SESSIONS/);
   });
 
   it('names every bad variable in one error', () => {

@@ -93,7 +93,8 @@ export async function startTestEmbedder(
   const config = loadConfig({
     MODEL_DIR: modelDir,
     LOG_LEVEL: 'info',
-    ORT_INTRA_OP_THREADS: '2',
+    MODEL_SESSIONS: '2',
+    ORT_INTRA_OP_THREADS: '1',
     GRANT_SECRET: TEST_GRANT_SECRET,
     METRICS_TOKEN: TEST_METRICS_TOKEN,
     REDIS_URL: TEST_REDIS_URL,

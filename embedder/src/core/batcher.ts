@@ -3,7 +3,11 @@
  * concurrent requests wait in bounded per-tenant queues (tenant-queues.ts); whenever the model is
  * idle, the next batch is cut, led by the tenant served fewest tokens, within a padded-token
  * budget and a maximum size. No wait timer: whatever queued while the model was busy forms the
- * next batch.
+ * next batch. The online model may be several sessions (MODEL_SESSIONS, one ONNX Runtime thread
+ * each by default): each idle one takes the next batch, so calls run side by side, one per core,
+ * instead of one call split across the cores, whose threads meet at a barrier after every
+ * operator and wait there for the slowest (on 2 cores, 20–30 % more inputs per second and
+ * 15 % less CPU per input on the default model: docs/benchmarks-history.md, 2026-11-27 (late)).
  *
  * Two lanes, online first: the Batch API's lines wait in a lane of their own (fair between
  * tenants too) that the model serves only when no online input waits, so bulk work runs on the
@@ -99,7 +103,7 @@ interface Entry {
   readonly row: readonly number[];
 }
 
-/** The bounded per-tenant queues and the loop that feeds the model one batch at a time. */
+/** The bounded per-tenant queues and the loop that feeds each idle model session the next batch. */
 export class Batcher {
   private readonly queues: TenantQueues<Entry>;
   /** The batch lane: bounded by what the batch runner keeps in flight, not by these bounds. */
@@ -108,9 +112,11 @@ export class Batcher {
   private lastOnline = Number.NEGATIVE_INFINITY;
   /** The model's measured pace, for an honest retry-after when a request is refused. */
   private readonly drain = new DrainEstimate();
-  private running = false;
-  /** A call of the batch lane's own model runs (only with `backgroundEmbed`). */
-  private runningBackground = false;
+  /** The online model's sessions; `idle` those without a call. */
+  private readonly models: readonly EmbedRows[];
+  private readonly idle: EmbedRows[];
+  /** Batch-lane calls running (on its own model, or on online sessions when it shares them). */
+  private laneCalls = 0;
   /** Since when the lane has had work held back by online requests in flight. */
   private laneHeldSince: number | undefined;
   /** While online work is about, the lane's next call starts no earlier than this (LANE_REST_FACTOR). */
@@ -120,11 +126,12 @@ export class Batcher {
   private readonly setTimer: SetTimer;
 
   /**
+   * `embed`: the online model, one function per session (calls on one run one at a time).
    * `backgroundEmbed`: the batch lane's own model; without it the lane shares `embed`.
    * `online`: the online requests in flight (online-activity.ts); the lane's calls start between them.
    */
   constructor(
-    private readonly embed: EmbedRows,
+    embed: EmbedRows | readonly EmbedRows[],
     limits: BatchLimits,
     private readonly onBatch: BatchObserver = () => undefined,
     private readonly now: () => number = () => performance.now(),
@@ -132,6 +139,9 @@ export class Batcher {
     private readonly online?: OnlineActivity,
     lane: LaneOptions = {},
   ) {
+    this.models = typeof embed === 'function' ? [embed] : [...embed];
+    if (this.models.length === 0) throw new Error('the batcher needs at least one model session');
+    this.idle = [...this.models];
     this.restFactor = lane.restFactor ?? LANE_REST_FACTOR;
     this.setTimer = lane.setTimer ?? setTimeout;
     online?.onIdle(() => this.pump());
@@ -242,28 +252,40 @@ export class Batcher {
   private pump(): void {
     const onlineLately = this.now() - this.lastOnline < ONLINE_RECENT_MS;
     const held = this.laneHeld() || this.laneResting();
-    // With a model of its own, the lane's next call starts only while the online model is idle,
-    // no online input waits and no online request is in flight, and holds one input while online
-    // work is about: a call already running goes on beside an online call (at the lowest
+    const onlineIdle = this.idle.length === this.models.length;
+    // With a model of its own, the lane's next call starts only while every online session is
+    // idle, no online input waits and no online request is in flight, and holds one input while
+    // online work is about: a call already running goes on beside an online call (at the lowest
     // priority), but the two rarely meet, and then briefly.
-    if (this.backgroundEmbed && !held && !this.runningBackground && !this.running && this.queues.inputs === 0) {
+    if (this.backgroundEmbed && !held && this.laneCalls === 0 && onlineIdle && this.queues.inputs === 0) {
       const lines = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
       if (lines.length > 0) {
-        this.runningBackground = true;
         this.laneHeldSince = undefined;
-        this.call(this.backgroundEmbed, lines, () => (this.runningBackground = false));
+        this.laneCalls++;
+        this.call(this.backgroundEmbed, lines, () => this.laneCalls--);
       }
     }
-    if (this.running) return;
-    let batch = this.queues.nextBatch();
-    if (batch.length === 0 && !this.backgroundEmbed && !held) {
-      batch = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
-      // Each lane call waits anew, as with a model of its own.
-      if (batch.length > 0) this.laneHeldSince = undefined;
+    while (this.idle.length > 0) {
+      let batch = this.queues.nextBatch();
+      let lane = false;
+      // Sharing the online sessions, the lane takes an idle one when no online input waits: while
+      // online work is about, one call at a time and only with every session idle (as with a
+      // model of its own); otherwise every idle session.
+      const laneMay = !onlineLately || (this.laneCalls === 0 && this.idle.length === this.models.length);
+      if (batch.length === 0 && !this.backgroundEmbed && !held && laneMay) {
+        batch = onlineLately ? this.background.nextBatch(this.smallBudget) : this.background.nextBatch();
+        lane = batch.length > 0;
+        // Each lane call waits anew, as with a model of its own.
+        if (lane) this.laneHeldSince = undefined;
+      }
+      if (batch.length === 0) return;
+      const model = this.idle.pop()!;
+      if (lane) this.laneCalls++;
+      this.call(model, batch, () => {
+        this.idle.push(model);
+        if (lane) this.laneCalls--;
+      });
     }
-    if (batch.length === 0) return;
-    this.running = true;
-    this.call(this.embed, batch, () => (this.running = false));
   }
 
   /** One model call on `model`; `idle` marks its model free before the next pump. */
@@ -289,10 +311,12 @@ export class Batcher {
       .finally(() => {
         const longest = Math.max(...batch.map((e) => e.row.length));
         // The online model's pace tells a refused request when to come back; the background
-        // model's pace, at the lowest priority, says nothing about it.
-        if (model === this.embed) {
+        // model's pace, at the lowest priority, says nothing about it. Sessions run side by
+        // side, so the whole model's pace is one call's times the sessions (a refusal comes when
+        // the queue is full, and then every session is busy).
+        if (model !== this.backgroundEmbed) {
           this.drain.observe(
-            batch.reduce((sum, e) => sum + e.row.length, 0),
+            batch.reduce((sum, e) => sum + e.row.length, 0) * this.models.length,
             seconds ?? 0,
           );
         }

@@ -87,7 +87,8 @@ export interface EngineParts {
   readonly modelId: string;
   readonly manifest: ModelManifest;
   readonly tokenizer: ModelTokenizer;
-  readonly embedRows: EmbedRows;
+  /** The online model: one function per session, or one for a single session. */
+  readonly embedRows: EmbedRows | readonly EmbedRows[];
   /** The batch lane's own model (a low-priority session); without it the lane shares `embedRows`. */
   readonly backgroundRows?: EmbedRows;
   readonly limits: BatchLimits;
@@ -203,17 +204,22 @@ export function loadEngine(config: EmbedderConfig, hooks: EngineHooks = {}): Loa
       hooks.onFatal?.(err);
     },
   };
-  const runner = startModelRunner(options);
-  // With the Batch API on, its lane gets a session of its own at the lowest OS priority (issue 27).
-  const background = config.batch?.session === 'background' ? startBackgroundRunner(options) : undefined;
-  const loaded = Promise.all([runner.loaded, background?.loaded]).then(() => {
+  // One worker per online session, each with its own threads (core/batcher.ts feeds them side by side).
+  const runners = Array.from({ length: config.modelSessions }, () => startModelRunner(options));
+  // With the Batch API on, its lane gets a session of its own at the lowest OS priority (issue 27),
+  // one call at a time across all the online sessions' threads.
+  const background =
+    config.batch?.session === 'background'
+      ? startBackgroundRunner({ ...options, threads: config.ortIntraOpThreads * config.modelSessions })
+      : undefined;
+  const loaded = Promise.all([...runners.map((r) => r.loaded), background?.loaded]).then(() => {
     ready = true;
   });
   const engine = createEngine({
     modelId: config.modelId ?? manifest.id,
     manifest,
     tokenizer,
-    embedRows: runner.embedRows,
+    embedRows: runners.map((r) => r.embedRows),
     ...(background ? { backgroundRows: background.embedRows } : {}),
     ...(config.batch ? { laneRest: config.batch.laneRest } : {}),
     limits: {
@@ -225,7 +231,7 @@ export function loadEngine(config: EmbedderConfig, hooks: EngineHooks = {}): Loa
       maxTenantTokens: config.queueTenantMaxTokens,
     },
     isReady: () => ready && !dead,
-    close: async () => void (await Promise.all([runner.close(), background?.close()])),
+    close: async () => void (await Promise.all([...runners.map((r) => r.close()), background?.close()])),
     onBatch: hooks.onBatch,
   });
   return { engine, manifest, ready: loaded };
