@@ -350,7 +350,7 @@ const DECLARATIONS = [
     shown: 'number of cores ÷ `ORT_INTRA_OP_THREADS`',
     usedBy: 'embedder',
     meaning:
-      'Online model sessions, each running its own model calls beside the others (each a copy of the model in memory). In a container, set it and `ORT_INTRA_OP_THREADS` so that their product is the CPU limit: Node counts the node\'s cores',
+      "Online model sessions, each running its own model calls beside the others (each a copy of the model in memory). In a container, set it and `ORT_INTRA_OP_THREADS` so that their product is the CPU limit: Node counts the node's cores",
   },
   {
     defaults: { ORT_INTRA_OP_THREADS: null },
@@ -360,7 +360,8 @@ const DECLARATIONS = [
   },
   {
     defaults: { BATCH_MAX_TOKENS: null },
-    shown: "the model's `maxTokens` × 2 rows per ONNX Runtime thread (4 to 16 rows; 2048 for a 512-token model on 2 threads, 4096 on 4)",
+    shown:
+      "the model's `maxTokens` × 2 rows per ONNX Runtime thread of a session (2 to 16 rows; 1024 for a 512-token model at 1 thread, 2048 at 2, 4096 at 4)",
     usedBy: 'embedder',
     meaning: 'Padded tokens per model call (the deploy env keeps 2048, the figure its memory limits were measured at)',
   },

@@ -330,10 +330,12 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     expect(Number(envoy.args[envoy.args.indexOf('--concurrency') + 1]) * 1000).toBe(millicores(envoy.resources.limits.cpu));
   });
 
-  it('the embedder runs one ONNX Runtime thread per CPU it is given, request = limit', () => {
+  it('the embedder runs one ONNX Runtime thread per CPU it is given (sessions × threads), request = limit', () => {
     const c = find(objects(env), 'Deployment', 'ctg-embedder').spec.template.spec.containers[0];
+    const vars = envOf(objects(env), 'ctg-embedder-env');
     expect(millicores(c.resources.requests.cpu)).toBe(millicores(c.resources.limits.cpu));
-    expect(Number(envOf(objects(env), 'ctg-embedder-env').ORT_INTRA_OP_THREADS) * 1000).toBe(millicores(c.resources.limits.cpu));
+    // Both set: unset, either would be derived from the node's cores, not the pod's limit.
+    expect(Number(vars.MODEL_SESSIONS) * Number(vars.ORT_INTRA_OP_THREADS) * 1000).toBe(millicores(c.resources.limits.cpu));
   });
 
   it('the HPA alone sizes the embedder, on CPU; every component has a PodDisruptionBudget', () => {

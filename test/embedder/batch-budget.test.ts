@@ -1,6 +1,6 @@
 /**
  * The default batch budget (embedder/src/core/batch-budget.ts): the model's length × 2 rows per
- * ORT thread, within 4 to 16 rows; and the engine uses it when BATCH_MAX_TOKENS is unset.
+ * ORT thread of a session, within 2 to 16 rows; and the engine uses it when BATCH_MAX_TOKENS is unset.
  */
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -20,7 +20,8 @@ describe('defaultBatchMaxTokens', () => {
     expect(defaultBatchMaxTokens(256, 4)).toBe(2_048);
   });
 
-  it('keeps at least 4 rows on one thread and at most 16 on many, whatever the model length', () => {
+  it('keeps 2 rows on one thread and at most 16 on many, whatever the model length', () => {
+    expect(defaultBatchMaxTokens(512, 1)).toBe(1_024);
     expect(defaultBatchMaxTokens(512, 1)).toBe(512 * BATCH_ROWS.min);
     expect(defaultBatchMaxTokens(512, 0)).toBe(512 * BATCH_ROWS.min);
     expect(defaultBatchMaxTokens(512, 64)).toBe(512 * BATCH_ROWS.max);
@@ -34,7 +35,13 @@ describe('the engine, BATCH_MAX_TOKENS unset or set (test model, 512 tokens)', (
   const note = Array.from({ length: 400 }, (_, i) => `word${i % 50}`).join(' ');
 
   async function callSizes(env: Record<string, string>): Promise<number[]> {
-    const config = loadConfig({ ...GRANT, MODEL_DIR: join(repoRoot, '.local/models/test'), ORT_INTRA_OP_THREADS: '2', ...env });
+    const config = loadConfig({
+      ...GRANT,
+      MODEL_DIR: join(repoRoot, '.local/models/test'),
+      MODEL_SESSIONS: '1',
+      ORT_INTRA_OP_THREADS: '2',
+      ...env,
+    });
     const sizes: number[] = [];
     const { engine, ready } = loadEngine(config, { onBatch: (stats) => sizes.push(stats.size) });
     try {
@@ -56,5 +63,10 @@ describe('the engine, BATCH_MAX_TOKENS unset or set (test model, 512 tokens)', (
     expect(await callSizes({})).toEqual([4, 4]);
     expect(await callSizes({ ORT_INTRA_OP_THREADS: '4' })).toEqual([8]);
     expect(await callSizes({ BATCH_MAX_TOKENS: '4096' })).toEqual([8]);
+  });
+
+  it('gives each of two one-thread sessions calls of 2 long notes, side by side', async () => {
+    const sizes = await callSizes({ MODEL_SESSIONS: '2', ORT_INTRA_OP_THREADS: '1' });
+    expect(sizes).toEqual([2, 2, 2, 2]);
   });
 });

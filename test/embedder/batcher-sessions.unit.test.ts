@@ -21,7 +21,7 @@ function clock() {
   return { now: () => now, advance: (ms: number) => (now += ms) };
 }
 
-const vectorsOf = async (outcome: Promise<unknown>): Promise<number[]> => tags((await outcome as { vectors: Float32Array[] }).vectors);
+const vectorsOf = async (outcome: Promise<unknown>): Promise<number[]> => tags(((await outcome) as { vectors: Float32Array[] }).vectors);
 
 describe('the batcher with two online sessions', () => {
   it('starts a second call on the idle session at once, and what queues behind both goes to the first one free', async () => {
@@ -45,7 +45,7 @@ describe('the batcher with two online sessions', () => {
     expect(await vectorsOf(fourth)).toEqual([4]);
   });
 
-  it("spreads one large request over both sessions and reassembles it in input order", async () => {
+  it('spreads one large request over both sessions and reassembles it in input order', async () => {
     const [a, b] = [fakeModel(), fakeModel()];
     const batcher = new Batcher([a.embed, b.embed], LIMITS);
     const outcome = batcher.submit(
@@ -73,7 +73,7 @@ describe('the batcher with two online sessions', () => {
     expect(lane.batchTags(0)).toEqual([100]);
     await lane.release();
     expect((await bulk).ok).toBe(true);
-    for (const o of online) expect((await o as { ok: boolean }).ok).toBe(true);
+    for (const o of online) expect(((await o) as { ok: boolean }).ok).toBe(true);
   });
 
   it('sharing the online sessions, the lane takes every idle one without online work about, and one of them while it is', async () => {
@@ -117,14 +117,29 @@ describe('the batcher with two online sessions', () => {
       );
       // Calls of 4 inputs × 100 tokens take 1 s each, on every session: the pace is measured.
       for (let round = 0; round < 20; round++) {
-        const batch = Array.from({ length: sessions }, () => batcher.submit('org', Array.from({ length: 4 }, (_, i) => row(i, 100))));
+        const batch = Array.from({ length: sessions }, () =>
+          batcher.submit(
+            'org',
+            Array.from({ length: 4 }, (_, i) => row(i, 100)),
+          ),
+        );
         time.advance(1_000);
         for (const m of models) await m.release();
         await Promise.all(batch);
       }
       // Fill the queue (12 inputs) behind busy sessions, then one more is refused.
-      const held = Array.from({ length: sessions }, () => batcher.submit('org', Array.from({ length: 4 }, (_, i) => row(i, 100))));
-      const queued = Array.from({ length: 3 }, () => batcher.submit('org', Array.from({ length: 4 }, (_, i) => row(i, 100))));
+      const held = Array.from({ length: sessions }, () =>
+        batcher.submit(
+          'org',
+          Array.from({ length: 4 }, (_, i) => row(i, 100)),
+        ),
+      );
+      const queued = Array.from({ length: 3 }, () =>
+        batcher.submit(
+          'org',
+          Array.from({ length: 4 }, (_, i) => row(i, 100)),
+        ),
+      );
       const refused = (await batcher.submit('org', [row(9, 100)])) as { ok: false; retryAfterMs: number };
       expect(refused.ok).toBe(false);
       while (models.some((m) => m.pending() > 0)) for (const m of models) if (m.pending() > 0) await m.release();

@@ -11,12 +11,17 @@
  * notes per request: 2.1–2.4 against 2.0–2.1 notes/s on BERT-base, the same on BERT-large), with
  * both cores busy either way. So 2 rows per thread: 4 on 2 threads (2,048 tokens for a 512-token
  * model, the fixed default before), more only where more threads share a call.
+ *
+ * Each session (MODEL_SESSIONS) holds its own activations, so with sessions of one thread, the
+ * default, a call holds 2 rows: on the default model, two such sessions embedded 11.5 notes/s at
+ * 1,024 tokens a call against 11.7 at 2,048, and peaked at 998 MB resident against 1,472
+ * (docs/benchmarks-history.md, 2026-11-27 (late)).
  */
 
 /** Full-length rows per thread in one call, and the bounds on rows whatever the thread count. */
-export const BATCH_ROWS = Object.freeze({ perThread: 2, min: 4, max: 16 });
+export const BATCH_ROWS = Object.freeze({ perThread: 2, min: 2, max: 16 });
 
-/** `maxTokens` × rows, rows = 2 per thread within 4 to 16: 2,048 for a 512-token model on 2 threads, 4,096 on 4. */
+/** `maxTokens` × rows, rows = 2 per thread within 2 to 16: 1,024 for a 512-token model on 1 thread, 2,048 on 2, 4,096 on 4. */
 export function defaultBatchMaxTokens(maxTokens: number, threads: number): number {
   const rows = Math.min(BATCH_ROWS.max, Math.max(BATCH_ROWS.min, BATCH_ROWS.perThread * Math.max(1, Math.floor(threads))));
   return maxTokens * rows;

@@ -315,10 +315,7 @@ export class Batcher {
         // side, so the whole model's pace is one call's times the sessions (a refusal comes when
         // the queue is full, and then every session is busy).
         if (model !== this.backgroundEmbed) {
-          this.drain.observe(
-            batch.reduce((sum, e) => sum + e.row.length, 0) * this.models.length,
-            seconds ?? 0,
-          );
+          this.drain.observe(batch.reduce((sum, e) => sum + e.row.length, 0) * this.models.length, seconds ?? 0);
         }
         this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: seconds ?? 0 });
         const laneCall = batch[0]?.job.queues === this.background;
