@@ -370,7 +370,7 @@ const DECLARATIONS = [
     defaults: { BATCH_SESSION: 'background' },
     usedBy: 'embedder',
     meaning:
-      "`background`: the Batch API's lines run on a model session of their own whose threads run at nice 19, so online work always runs first; `shared`: on the online session between online calls (one copy of the model in memory)",
+      "`background`: the Batch API's lines run on a model session of their own whose threads run at nice 19, so online work always runs first; `shared`: on the online sessions between online calls (no copy of the model of its own)",
   },
   { defaults: { BATCH_MAX_SIZE: 32 }, usedBy: 'embedder', meaning: 'Inputs per model call' },
   // A tenant's share holds one request of 1,000 inputs × 512 tokens; the whole queue holds four such

@@ -6,8 +6,8 @@
  * next batch. The online model may be several sessions (MODEL_SESSIONS, one ONNX Runtime thread
  * each by default): each idle one takes the next batch, so calls run side by side, one per core,
  * instead of one call split across the cores, whose threads meet at a barrier after every
- * operator and wait there for the slowest (on 2 cores, 20–30 % more inputs per second and
- * 15 % less CPU per input on the default model: docs/benchmarks-history.md, 2026-11-27 (late)).
+ * operator and wait there for the slowest (on 2 cores, 17–33 % more inputs per second and
+ * 9–13 % less CPU per input on the default model: docs/benchmarks-history.md, 2026-11-27 (late)).
  *
  * Two lanes, online first: the Batch API's lines wait in a lane of their own (fair between
  * tenants too) that the model serves only when no online input waits, so bulk work runs on the
