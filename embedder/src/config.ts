@@ -166,7 +166,7 @@ export function loadConfig(env: Env = process.env): EmbedderConfig {
     modelDir: resolve(repoRoot, read.string('MODEL_DIR')),
     modelId: read.optional('MODEL_ID'),
     ...modelThreads(read),
-    // Unset: the model's length × 4 rows per thread (core/batch-budget.ts argues it).
+    // Unset: the model's length × 2 rows per thread of a session (core/batch-budget.ts argues it).
     batchMaxTokens: read.optionalInteger('BATCH_MAX_TOKENS', MAX_INPUT_TOKENS),
     batchMaxSize: read.integer('BATCH_MAX_SIZE', 1, 4096),
     queueMaxInputs: read.integer('QUEUE_MAX_INPUTS', 1),
