@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { Batcher, type BatchLimits } from '../../embedder/src/core/batcher.js';
 import { OnlineActivity } from '../../embedder/src/core/online-activity.js';
-import { fakeModel, row, tags } from '../support/fake-model.js';
+import { fakeClock, fakeModel, row, tags } from '../support/fake-model.js';
 
 const LIMITS: BatchLimits = {
   maxBatchTokens: 400,
@@ -28,15 +28,10 @@ function fakeTimers() {
   return { timers, setTimer };
 }
 
-function clock() {
-  let now = 0;
-  return { now: () => now, advance: (ms: number) => (now += ms) };
-}
-
 describe('the batch lane', () => {
   it('yields to online work: queued online inputs always go before queued batch lines', async () => {
     const model = fakeModel();
-    const time = clock();
+    const time = fakeClock();
     const batcher = new Batcher(model.embed, LIMITS, undefined, time.now);
     const bulk = batcher.submit(
       'bulk',
@@ -61,7 +56,7 @@ describe('the batch lane', () => {
 
   it('sharing the online model, each lane call waits anew for online requests in flight (500 ms at most)', async () => {
     const model = fakeModel();
-    const time = clock();
+    const time = fakeClock();
     const activity = new OnlineActivity();
     const batcher = new Batcher(model.embed, LIMITS, undefined, time.now, undefined, activity);
     const end = activity.begin(); // online requests stay in flight until the end
@@ -95,7 +90,7 @@ describe('the batch lane', () => {
   it('is never refused for its size and does not count against the online queue bounds', async () => {
     const model = fakeModel();
     // A clock that stands still: calls take no time, so the lane never rests between them.
-    const batcher = new Batcher(model.embed, { ...LIMITS, maxQueueInputs: 2, maxTenantInputs: 2 }, undefined, clock().now);
+    const batcher = new Batcher(model.embed, { ...LIMITS, maxQueueInputs: 2, maxTenantInputs: 2 }, undefined, fakeClock().now);
     const first = batcher.submit('bulk', [row(1)], undefined, 'batch');
     const lines = batcher.submit(
       'bulk',
@@ -139,7 +134,7 @@ describe('the batch lane with a model of its own (a low-priority session)', () =
   it('runs beside online calls, never delaying one, but starts a call only while the online model is idle, cut small while online work is about', async () => {
     const online = fakeModel();
     const background = fakeModel();
-    const time = clock();
+    const time = fakeClock();
     const batcher = new Batcher(online.embed, LIMITS, undefined, time.now, background.embed);
     const bulk = batcher.submit(
       'bulk',
@@ -170,7 +165,7 @@ describe('the batch lane with a model of its own (a low-priority session)', () =
   it('starts a call only between online requests in flight, and after 500 ms of them anyway', async () => {
     const online = fakeModel();
     const background = fakeModel();
-    const time = clock();
+    const time = fakeClock();
     const activity = new OnlineActivity();
     const batcher = new Batcher(online.embed, LIMITS, undefined, time.now, background.embed, activity);
     const endFirst = activity.begin(); // an online request in flight (not yet at the model)
@@ -201,7 +196,7 @@ describe('the batch lane with a model of its own (a low-priority session)', () =
   it("while online work is about, rests twice each call's duration after it (a timer resumes it); with none about, does not rest", async () => {
     const online = fakeModel();
     const background = fakeModel();
-    const time = clock();
+    const time = fakeClock();
     const { timers, setTimer } = fakeTimers();
     const batcher = new Batcher(online.embed, LIMITS, undefined, time.now, background.embed, undefined, { setTimer });
     const request = batcher.submit('org', [row(1)]);
@@ -232,7 +227,7 @@ describe('the batch lane with a model of its own (a low-priority session)', () =
   it('with a rest factor of 0 (BATCH_LANE_REST=0), does not rest beside online work', async () => {
     const online = fakeModel();
     const background = fakeModel();
-    const time = clock();
+    const time = fakeClock();
     const { timers, setTimer } = fakeTimers();
     const batcher = new Batcher(online.embed, LIMITS, undefined, time.now, background.embed, undefined, { restFactor: 0, setTimer });
     const request = batcher.submit('org', [row(1)]);

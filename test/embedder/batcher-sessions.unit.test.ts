@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Batcher, type BatchLimits } from '../../embedder/src/core/batcher.js';
-import { fakeModel, row, tags } from '../support/fake-model.js';
+import { fakeClock, fakeModel, row, tags } from '../support/fake-model.js';
 
 const LIMITS: BatchLimits = {
   maxBatchTokens: 400,
@@ -15,11 +15,6 @@ const LIMITS: BatchLimits = {
   maxTenantInputs: 12,
   maxTenantTokens: 10_000,
 };
-
-function clock() {
-  let now = 0;
-  return { now: () => now, advance: (ms: number) => (now += ms) };
-}
 
 const vectorsOf = async (outcome: Promise<unknown>): Promise<number[]> => tags(((await outcome) as { vectors: Float32Array[] }).vectors);
 
@@ -78,7 +73,7 @@ describe('the batcher with two online sessions', () => {
 
   it('sharing the online sessions, the lane takes every idle one without online work about, and one of them while it is', async () => {
     const [a, b] = [fakeModel(), fakeModel()];
-    const time = clock();
+    const time = fakeClock();
     const batcher = new Batcher([a.embed, b.embed], LIMITS, undefined, time.now);
     const bulk = batcher.submit(
       'bulk',
@@ -108,7 +103,7 @@ describe('the batcher with two online sessions', () => {
   it("tells a refused request to come back after the queue drains at both sessions' pace, not one's", async () => {
     const retryAfter = async (sessions: number): Promise<number> => {
       const models = Array.from({ length: sessions }, () => fakeModel());
-      const time = clock();
+      const time = fakeClock();
       const batcher = new Batcher(
         models.map((m) => m.embed),
         LIMITS,

@@ -34,3 +34,9 @@ export function fakeModel() {
 export function atOnce<T>(promise: Promise<T>): Promise<T | 'pending'> {
   return Promise.race([promise, new Promise<'pending'>((resolve) => setImmediate(() => resolve('pending')))]);
 }
+
+/** A clock the test moves by hand (`now` for the batcher, `advance` to pass time). */
+export function fakeClock() {
+  let now = 0;
+  return { now: () => now, advance: (ms: number) => (now += ms) };
+}

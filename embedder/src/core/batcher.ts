@@ -288,8 +288,8 @@ export class Batcher {
     }
   }
 
-  /** One model call on `model`; `idle` marks its model free before the next pump. */
-  private call(model: EmbedRows, batch: readonly Entry[], idle: () => void): void {
+  /** One model call on `model`; `done` marks its model free before the next pump. */
+  private call(model: EmbedRows, batch: readonly Entry[], done: () => void): void {
     const started = this.now();
     const jobs = new Set(batch.map((e) => e.job));
     for (const job of jobs) job.queueMs ??= started - job.submittedAt;
@@ -322,7 +322,7 @@ export class Batcher {
         if (laneCall && this.now() - this.lastOnline < ONLINE_RECENT_MS) {
           this.laneRestUntil = this.now() + this.restFactor * (this.now() - started);
         }
-        idle();
+        done();
         this.pump();
       });
   }
