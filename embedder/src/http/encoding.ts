@@ -17,7 +17,9 @@ export function encodeVector(vector: Float32Array, format: EncodingFormat): numb
 // doubles up to 1e22, and close enough beyond (a scale off by an ulp moves the ninth digit of
 // none of the float32 values that test/embedder/encoding.unit.test.ts reads back).
 const POW10 = Array.from({ length: 54 }, (_, i) => 10 ** i);
-const TENTHS = [1, 0.1, 0.01, 0.001, 0.0001, 0.00001, 0.000001];
+// floor(log10(2^(b - 127))) for each biased float32 exponent b: log10 of a value with that
+// exponent is this or one more.
+const DECIMAL_EXPONENT = Int8Array.from({ length: 256 }, (_, b) => Math.floor((b - 127) * Math.log10(2)));
 // Longest number written: "-0.00000" and nine digits, or "-d.dddddddde-45": 18 bytes, a comma.
 const BYTES_PER_VALUE = 19;
 let scratch = Buffer.allocUnsafe(1024 * BYTES_PER_VALUE + 2);
@@ -27,54 +29,72 @@ let scratch = Buffer.allocUnsafe(1024 * BYTES_PER_VALUE + 2);
  * (always enough for the float32 to read back exactly): decimal down to 1e-6, exponent form
  * below. Returns the position after it, or -1 for a value it does not write (|x| >= 1).
  */
-function writeValue(x: number, buf: Buffer, at: number): number {
+function writeValue(x: number, binaryExponent: number, buf: Buffer, at: number): number {
   let pos = at;
   let a = x;
   if (a < 0) {
     buf[pos++] = 45; // -
     a = -a;
   }
-  let e = -1;
-  if (a >= 1e-6) while (a < TENTHS[-e]!) e--;
-  else e = Math.floor(Math.log10(a));
+  // The decimal exponent, from the float32's own exponent field (or the log, for subnormals):
+  // at most one below the right one, which the scale's check below corrects.
+  let e = binaryExponent > 0 ? DECIMAL_EXPONENT[binaryExponent]! : Math.floor(Math.log10(a));
   let m = Math.round(a * POW10[8 - e]!);
   if (m >= 1e9) m = Math.round(a * POW10[8 - ++e]!);
   else if (m < 1e8) m = Math.round(a * POW10[8 - --e]!);
   if (e >= 0) return -1;
+  // m has nine digits (below 2^31): integer arithmetic from here on.
+  m |= 0;
   let digits = 9;
-  while (digits > 1 && m % 10 === 0) {
-    m /= 10;
+  while (digits > 1) {
+    const q = (m / 10) | 0;
+    if (m !== q * 10) break;
+    m = q;
     digits--;
   }
   if (e >= -6) {
     buf[pos++] = 48; // 0
     buf[pos++] = 46; // .
     for (let i = -1; i > e; i--) buf[pos++] = 48;
-    for (let i = pos + digits - 1; i >= pos; i--) {
-      const q = Math.floor(m / 10);
-      buf[i] = 48 + m - q * 10;
-      m = q;
-    }
+    writeDigits(m, digits, buf, pos + digits);
     return pos + digits;
   }
   // d.ddddddddde-N
-  const first = pos;
-  pos += digits === 1 ? 1 : digits + 1;
-  for (let i = pos - 1; i > first; i--) {
-    if (i === first + 1) {
-      buf[i] = 46;
-      continue;
-    }
-    const q = Math.floor(m / 10);
-    buf[i] = 48 + m - q * 10;
-    m = q;
+  if (digits === 1) buf[pos++] = 48 + m;
+  else {
+    const rest = digits - 1;
+    const p = POW10[rest]!;
+    const lead = (m / p) | 0;
+    buf[pos++] = 48 + lead;
+    buf[pos++] = 46; // .
+    writeDigits(m - lead * p, rest, buf, pos + rest);
+    pos += rest;
   }
-  buf[first] = 48 + m;
   buf[pos++] = 101; // e
   buf[pos++] = 45; // -
-  const exponent = String(-e);
-  for (let i = 0; i < exponent.length; i++) buf[pos++] = exponent.charCodeAt(i);
+  const exponent = -e;
+  if (exponent >= 10) buf[pos++] = 48 + ((exponent / 10) | 0);
+  buf[pos++] = 48 + (exponent % 10);
   return pos;
+}
+
+// "00" to "99": two digits of a value written per division.
+const DIGIT_PAIRS = Buffer.from(Array.from({ length: 100 }, (_, i) => String(i).padStart(2, '0')).join(''), 'latin1');
+
+/** Writes the `digits` lowest decimal digits of the integer `m` (zero-padded) to end just before `end`. */
+function writeDigits(m: number, digits: number, buf: Buffer, end: number): void {
+  let i = end;
+  let n = m;
+  let left = digits;
+  while (left >= 2) {
+    const q = (n / 100) | 0;
+    const pair = (n - q * 100) * 2;
+    buf[--i] = DIGIT_PAIRS[pair + 1]!;
+    buf[--i] = DIGIT_PAIRS[pair]!;
+    n = q;
+    left -= 2;
+  }
+  if (left === 1) buf[--i] = 48 + n;
 }
 
 /**
@@ -90,6 +110,8 @@ export function vectorJson(vector: Float32Array, format: EncodingFormat): string
   const need = vector.length * BYTES_PER_VALUE + 2;
   if (scratch.length < need) scratch = Buffer.allocUnsafe(need);
   const buf = scratch;
+  // The same memory as 32-bit words, for each value's exponent field.
+  const words = new Uint32Array(vector.buffer, vector.byteOffset, vector.length);
   let pos = 0;
   buf[pos++] = 91; // [
   for (let i = 0; i < vector.length; i++) {
@@ -99,7 +121,7 @@ export function vectorJson(vector: Float32Array, format: EncodingFormat): string
       buf[pos++] = 48; // 0 (and -0, as JSON.stringify writes it)
       continue;
     }
-    pos = x > -1 && x < 1 ? writeValue(x, buf, pos) : -1;
+    pos = x > -1 && x < 1 ? writeValue(x, (words[i]! >>> 23) & 255, buf, pos) : -1;
     if (pos < 0) return JSON.stringify(Array.from(vector));
   }
   buf[pos++] = 93; // ]
