@@ -140,6 +140,15 @@ async function baselines(script: string, modelDir: string, seconds: number, spin
   return out;
 }
 
+/**
+ * Grants one case can use in `seconds`: requests at twice raw ORT's inputs/s (never reached),
+ * between 2,000 and 20,000; 5,000 without a raw ORT figure (tuning runs).
+ */
+export function grantsFor(c: Pick<HttpCase, 'strings'>, rawInputsPerS: number, seconds: number): number {
+  const expected = Number.isFinite(rawInputsPerS) ? (2 * rawInputsPerS * seconds) / c.strings : 5_000;
+  return Math.min(20_000, Math.max(2_000, Math.ceil(expected)));
+}
+
 /** Measures one model directory end to end. */
 export async function measureModel(modelDir: string, opts: EfficiencyOptions): Promise<ModelEfficiency> {
   const manifest = readManifest(modelDir);
@@ -160,8 +169,11 @@ export async function measureModel(modelDir: string, opts: EfficiencyOptions): P
     idle = residentMemory(embedder.service.pid).rssMb;
     for (const c of casesOf(opts.cases)) {
       // A fresh grant per request (a grant admits one request: docs/settlement.md), from a pool
-      // issued before the timed window and the CPU reading (bench/grant-load.ts).
-      const grants = new GrantPool(authz.freshGrant);
+      // issued before the timed window and the CPU reading (bench/grant-load.ts), large enough
+      // that it is not topped up inside the window: twice raw ORT's pace lasts the whole case
+      // (the default 2,000 ran low within one-sentence cases, and issuing 100 grants at a time
+      // then took the cores from the embedder being measured).
+      const grants = new GrantPool(authz.freshGrant, grantsFor(c, (rawOrt[textSet(c)] ?? NO_BASELINE).inputsPerS, opts.seconds));
       const spec = {
         url: `${embedder.baseUrl}/v1/embeddings`,
         body: embeddingBody(manifest.id, c.kind, c.strings, c.extra),
