@@ -17,11 +17,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { settingDefault } from '../contract/settings.js';
-import { localReplyBody } from './local-replies.js';
-import { knownKeysFilterConfig, NEW_KEY_REFUSED_STATUS, NEW_KEY_RPS_DEFAULT, newKeyLimitConfig } from './new-keys.js';
+import { localReplyMappers } from './local-replies.js';
+import { knownKeysFilterConfig, NEW_KEY_RPS_DEFAULT, newKeyLimitConfig } from './new-keys.js';
 
 const HCM = 'envoy.filters.network.http_connection_manager';
-const PROBLEM_JSON = 'application/problem+json; charset=utf-8';
 const deployIstio = fileURLToPath(new URL('../deploy/istio/', import.meta.url));
 
 /** One environment: its public host, and the paths its AuthorizationPolicy does not check. */
@@ -29,40 +28,6 @@ interface IstioEdge {
   readonly env: string;
   readonly host: string;
   readonly uncheckedPaths: readonly string[];
-}
-
-/** The local reply mappers the project's Envoy has for the same replies (envoy.yaml.tmpl). */
-function mappers(): object[] {
-  const status = (code: number) => ({
-    status_code_filter: { comparison: { op: 'EQ', value: { default_value: code, runtime_key: 'ctg.na' } } },
-  });
-  const retryAfter = {
-    header: { key: 'retry-after', value: String(settingDefault('RETRY_AFTER_SECONDS')) },
-    append_action: 'OVERWRITE_IF_EXISTS_OR_ADD',
-  };
-  const body = (placeholder: string) => ({
-    text_format_source: { inline_string: localReplyBody(placeholder) },
-    content_type: PROBLEM_JSON,
-  });
-  return [
-    {
-      // ext_authz's own reply when authz cannot answer in time (statusOnError 503).
-      filter: { and_filter: { filters: [status(503), { response_flag_filter: { flags: ['UAEX'] } }] } },
-      headers_to_add: [retryAfter],
-      body_format_override: body('PROBLEM_AUTHORIZATION_UNAVAILABLE'),
-    },
-    {
-      filter: status(NEW_KEY_REFUSED_STATUS),
-      status_code: 503,
-      headers_to_add: [retryAfter],
-      body_format_override: body('PROBLEM_NEW_KEY_BUDGET'),
-    },
-    {
-      // No route for the path (NR); the embedder's own 404s are not local replies.
-      filter: { and_filter: { filters: [status(404), { response_flag_filter: { flags: ['NR'] } }] } },
-      body_format_override: body('PROBLEM_NOT_FOUND'),
-    },
-  ];
 }
 
 /** The EnvoyFilter for one environment. */
@@ -91,7 +56,7 @@ function istioEdgeFilter(edge: IstioEdge, rps: number = NEW_KEY_RPS_DEFAULT): ob
             value: {
               typed_config: {
                 '@type': 'type.googleapis.com/envoy.extensions.filters.network.http_connection_manager.v3.HttpConnectionManager',
-                local_reply_config: { mappers: mappers() },
+                local_reply_config: { mappers: localReplyMappers('istio', settingDefault('RETRY_AFTER_SECONDS')) },
               },
             },
           },

@@ -21,7 +21,7 @@ import { AUTHZ_CALLER_METADATA } from '../contract/headers.js';
 import { REQUEST_ID_LUA_PATTERN, REQUEST_ID_MAX_LENGTH } from '../contract/request-id.js';
 import { EnvReader, type Env } from '../contract/env.js';
 import { settingDefault, type SettingOf } from '../contract/settings.js';
-import { localReplies, localReplyBody } from './local-replies.js';
+import { localReplyMappers, PER_SOURCE_REFUSED_STATUS } from './local-replies.js';
 import { ADDRESSES_TRACKED, localRateLimit } from './local-ratelimit.js';
 import { knownKeysFilter, NEW_KEY_RPS_DEFAULT, newKeyLimit } from './new-keys.js';
 import { statsCluster, statsListener } from './stats.js';
@@ -292,9 +292,6 @@ export function writeEnvoyConfig(configFile: string, settings: EnvoySettings): v
   writeFileSync(configFile, renderEnvoyConfig({ ...settings, authzCallerSdsFile: sdsFile }), { mode: 0o600 });
 }
 
-/** The status the per-source limit refuses with before the local reply mapper makes it 429. */
-export const PER_SOURCE_REFUSED_STATUS = 508;
-
 /** The per-source local_ratelimit filter as one YAML flow item, or nothing when `rps` is 0. */
 export function perSourceLimit(rps: number): string {
   if (rps === 0) return '';
@@ -351,13 +348,9 @@ export function renderEnvoyConfig(settings: EnvoySettings, template = readFileSy
     // The request-id rule's one owner is contract/request-id.ts; the Lua filter gets it from there.
     REQUEST_ID_MAX_LENGTH: String(REQUEST_ID_MAX_LENGTH),
     REQUEST_ID_LUA_PATTERN,
+    // JSON is YAML: the mappers drop into the template as one flow sequence.
+    LOCAL_REPLY_MAPPERS: JSON.stringify(localReplyMappers('gateway', settings.retryAfterSeconds)),
   };
-  for (const placeholder of Object.keys(localReplies)) {
-    // Bodies sit in single-quoted YAML scalars and Envoy format strings, where ' and % are special.
-    const body = localReplyBody(placeholder);
-    if (/['%]/.test(body)) throw new Error(`local reply ${placeholder} must not contain ' or %`);
-    values[placeholder] = body;
-  }
   return template.replace(/\{\{([A-Z_]+)\}\}/g, (_match, name: string) => {
     const value = values[name];
     if (value === undefined) throw new Error(`unknown placeholder {{${name}}} in the Envoy template`);
