@@ -83,7 +83,7 @@ for (const layout of (values.layouts as string).split(',')) {
   const perCall = Math.max(1, Math.round(Number(values.rows) / sessions));
   const r = await measure(sessions, threads, perCall);
   console.log(
-    `${sessions} session(s) × ${threads} thread(s), ${kind}, ${perCall} rows a call: ${r.inputsPerS.toFixed(1)} inputs/s, ` +
+    `${sessions} session(s) × ${threads} thread(s), ${kind}, ${perCall} rows a call: ${r.inputsPerS.toFixed(r.inputsPerS < 10 ? 2 : 1)} inputs/s, ` +
       `${r.cpuMsPerInput.toFixed(2)} ms CPU per input (busy loop included), one input at idle ${r.idleMs.toFixed(1)} ms`,
   );
 }
