@@ -171,7 +171,8 @@ export function writeLatest(r: RunResults, command: string, name = 'latest'): Re
   const goals: Record<string, boolean> = {};
   for (const [field, goal] of Object.entries(GOALS)) {
     const value = merged[field];
-    if (typeof value !== 'number') continue;
+    // Not measured (NaN: say, no goal case ran) is neither met nor missed.
+    if (typeof value !== 'number' || Number.isNaN(value)) continue;
     goals[field] = 'min' in goal ? value >= goal.min : value <= goal.max;
   }
   merged.goals_met = goals;
@@ -180,6 +181,8 @@ export function writeLatest(r: RunResults, command: string, name = 'latest'): Re
 }
 
 const fmt = (x: number | undefined, d = 1): string => (x === undefined || Number.isNaN(x) ? '-' : x.toFixed(d));
+// Inputs per second: two decimals below 10 (a BERT-large model embeds about half a note a second).
+const perS = (x: number | undefined): string => fmt(x, x !== undefined && x < 10 ? 2 : 1);
 
 /** The human table, one block per part. */
 export function table(r: RunResults, merged: Record<string, unknown>): string {
@@ -202,19 +205,19 @@ function efficiencyLines(m: ModelEfficiency): string[] {
   type B = ModelEfficiency['rawOrt']['short×1'];
   const sets = Object.keys(m.rawOrt) as Array<keyof ModelEfficiency['rawOrt']>;
   const each = (f: (set: (typeof sets)[number]) => string): string => sets.map((s) => `${s} ${f(s)}`).join('   ');
-  const b = (x: B): string => `${fmt(x.inputsPerS, 1)} (batch ${x.bestBatch})`;
+  const b = (x: B): string => `${perS(x.inputsPerS)} (batch ${x.bestBatch})`;
   const cpu = (x: B): string => fmt(x.cpuMsPerInput[x.bestBatch], 3);
   const lines = [
     `\nEmbedder efficiency — ${m.model} (inputs/s; each baseline on the texts of that case)`,
     `  raw ORT session.run     ${each((s) => b(m.rawOrt[s]))}`,
-    `  raw ORT + tokenize/pool ${each((s) => fmt(m.rawOrt[s].pipelineInputsPerS, 1))}`,
+    `  raw ORT + tokenize/pool ${each((s) => perS(m.rawOrt[s].pipelineInputsPerS))}`,
     `  transformers.js         ${each((s) => b(m.transformersjs[s]))}`,
     `  CPU ms/input at best batch: raw ORT ${each((s) => cpu(m.rawOrt[s]))}; transformers.js ${each((s) => cpu(m.transformersjs[s]))}`,
     '  embedder over HTTP      case              inputs/s   p50 ms   p99 ms  non-200  ×raw ORT  ×transformers.js  CPU ms/input  CPU ×raw ORT  CPU ×tjs',
   ];
   for (const h of m.http) {
     lines.push(
-      `                          ${h.case.padEnd(17)} ${fmt(h.inputsPerS, 1).padStart(8)} ${fmt(h.p50Ms).padStart(8)} ${fmt(h.p99Ms).padStart(8)} ${String(h.non200).padStart(8)} ${fmt(h.vsRawOrt, 2).padStart(9)} ${fmt(h.vsTransformersjs, 2).padStart(17)} ${fmt(h.cpuMsPerInput, 3).padStart(13)} ${fmt(h.cpuVsRawOrt, 2).padStart(13)} ${fmt(h.cpuVsTransformersjs, 2).padStart(9)}`,
+      `                          ${h.case.padEnd(17)} ${perS(h.inputsPerS).padStart(8)} ${fmt(h.p50Ms).padStart(8)} ${fmt(h.p99Ms).padStart(8)} ${String(h.non200).padStart(8)} ${fmt(h.vsRawOrt, 2).padStart(9)} ${fmt(h.vsTransformersjs, 2).padStart(17)} ${fmt(h.cpuMsPerInput, 3).padStart(13)} ${fmt(h.cpuVsRawOrt, 2).padStart(13)} ${fmt(h.cpuVsTransformersjs, 2).padStart(9)}`,
     );
   }
   lines.push(

@@ -1,9 +1,10 @@
 /**
- * The efficiency bench sizes its grant pool for a whole case (bench/efficiency.ts grantsFor),
- * so no grant is issued inside the timed window on the cores being measured.
+ * The efficiency bench's own arithmetic (bench/efficiency.ts): a grant pool sized for a whole
+ * case, so no grant is issued inside the timed window on the cores being measured; and the worst
+ * goal case's ratio, which must not read as a goal met when no goal case ran.
  */
 import { describe, expect, it } from 'vitest';
-import { grantsFor } from '../../bench/efficiency.ts';
+import { grantsFor, worstCase } from '../../bench/efficiency.ts';
 
 describe('grantsFor (bench/efficiency.ts)', () => {
   it('issues enough grants for a whole case at twice raw ORT pace, so none are issued inside the window', () => {
@@ -16,5 +17,12 @@ describe('grantsFor (bench/efficiency.ts)', () => {
     expect(grantsFor({ strings: 32 }, 250, 8)).toBe(2_000);
     expect(grantsFor({ strings: 1 }, 3_000, 10)).toBe(20_000);
     expect(grantsFor({ strings: 1 }, Number.NaN, 8)).toBe(5_000);
+  });
+});
+
+describe('worstCase (bench/efficiency.ts)', () => {
+  it('is the lowest ratio, and NaN (not Infinity, a goal met) when no goal case ran', () => {
+    expect(worstCase([1.1, 0.81, 1.2])).toBe(0.81);
+    expect(worstCase([])).toBeNaN();
   });
 });
