@@ -20,6 +20,7 @@ import { runScriptJson } from './child-json.ts';
 import { clinicalTexts } from './corpus.ts';
 import { quantile, tailMean } from './hey.ts';
 import { openLoop, type LoopAnswer } from './open-loop.ts';
+import { residentMemory } from './processes.ts';
 import { admin, startBenchStack, type BenchStack, type StackPaths } from './stack.ts';
 
 /** The figures of one stack, run with one BATCH_SESSION. */
@@ -34,6 +35,11 @@ export interface SessionFigures {
   readonly tailRatio: number;
   /** The 200s behind each p99, and the idle/batch cycles they were taken in. */
   readonly samples: { readonly alone: number; readonly during: number; readonly cycles: number };
+  /**
+   * The embedder's peak resident memory (VmHWM, MB) after the batches of sentences and notes and
+   * the online requests beside a batch: every model session loaded and used.
+   */
+  readonly embedderPeakRssMb: number;
 }
 
 export interface BatchBenchResult {
@@ -54,6 +60,8 @@ export interface BatchBenchResult {
     readonly tailRatio: number;
   };
   readonly fairness: { readonly shares: readonly number[] };
+  /** The embedder's peak resident memory with the default BATCH_SESSION (SessionFigures). */
+  readonly embedderPeakRssMb: number;
   /** Every BATCH_SESSION measured in this run (the top-level figures are `background`'s, the default). */
   readonly sessions: Readonly<Record<string, SessionFigures>>;
   /** 1-minute load average at the start and the end (2 shared cores: busy past 2). */
@@ -338,6 +346,7 @@ export async function measureBatch(modelDir: string, modelId: string, paths: Sta
       tailRatio: main.tailRatio,
     },
     fairness: { shares },
+    embedderPeakRssMb: main.embedderPeakRssMb,
     sessions,
     loadAverage: [load0, loadavg()[0]!],
   };
@@ -390,6 +399,7 @@ async function measureStack(
       p99Ratio: p99WithBatch / p99Alone,
       tailRatio: tailMean(online.during) / tailMean(online.alone),
       samples: { alone: online.alone.length, during: online.during.length, cycles: online.cycles },
+      embedderPeakRssMb: residentMemory(stack.services.embedder.pid).hwmMb,
     };
     if (!withFairness) return { figures };
 

@@ -124,6 +124,7 @@ export function headline(r: RunResults): Record<string, number | string> {
     out.batch_online_p99_ratio = round(r.batch.online.p99Ratio, 3);
     out.batch_online_slowest5_ratio = round(r.batch.online.tailRatio, 3);
     out.batch_fairness_shares = r.batch.fairness.shares.join(' / ');
+    out.batch_embedder_rss_mb_peak = round(r.batch.embedderPeakRssMb, 0);
   }
   if (r.wait) {
     const w = r.wait;
