@@ -29,7 +29,7 @@ export interface GatewayResult {
   /** Gateway − direct at 100 req/s, where neither path queues: the median of `rounds` alternated pairs. */
   at100: { rate: number; rounds: number; directP50Ms: number; gatewayP50Ms: number; addedP50Ms: number; addedP99Ms: number };
   /** Through the gateway at 500 req/s offered: each process's CPU ms per request served, and their sum. */
-  cpuAt500: CpuAtRate;
+  cpu: CpuAtRate;
   /** CPU ms each process spent per request during the fixed-rate runs (what caps the rate on 2 cores). */
   cpuMsPerRequest: { direct: Record<string, number>; gateway: Record<string, number> };
   /** When the embedder alone cannot take 1,000/s: the same comparison at half its highest passing rate. */
@@ -182,7 +182,7 @@ export async function measureGateway(stack: BenchStack, opts: GatewayOptions, re
     clearInterval(sampler);
   }
   const fixed = [runs[0].r, runs[1].r] as const;
-  const cpuAt500 = await cpuAtRate(gateway, body, 500, opts.seconds, services);
+  const cpu = await cpuAtRate(gateway, body, 500, opts.seconds, services);
   const at100 = await addedAt100(direct, gateway, body, opts.seconds, opts.seconds >= 10 ? 3 : 1);
   const steps: GatewayResult['steps'] = [];
   const maxRps = { gateway: await maxRate(gateway, body, opts, steps), direct: await maxRate(direct, body, opts, steps) };
@@ -203,7 +203,7 @@ export async function measureGateway(stack: BenchStack, opts: GatewayOptions, re
     addedP99Ms: fixed[1].p99Ms - fixed[0].p99Ms,
     maxRps,
     at100,
-    cpuAt500,
+    cpu,
     steps,
     memoryMb,
     cpuMsPerRequest: { direct: runs[0].cpu, gateway: runs[1].cpu },
@@ -213,7 +213,7 @@ export async function measureGateway(stack: BenchStack, opts: GatewayOptions, re
 
 /** A tuning run's figures (part `cost`): the whole path's CPU at 500 req/s and the added p50 at 100, each over rounds. */
 export interface PathCost {
-  cpuAt500: CpuAtRate[];
+  cpuRounds: CpuAtRate[];
   medianCpuMs: number;
   at100: GatewayResult['at100'];
 }
@@ -225,10 +225,10 @@ export async function measurePathCost(stack: BenchStack, seconds: number, rounds
   const [direct, gateway] = paths(stack) as [Path, Path];
   await atRate(gateway, body, 500, 3); // warm-up: JIT, connection pools, gRPC channel
   await atRate(direct, body, 500, 2);
-  const cpuAt500: CpuAtRate[] = [];
-  for (let i = 0; i < rounds; i++) cpuAt500.push(await cpuAtRate(gateway, body, 500, seconds, services));
+  const cpuRounds: CpuAtRate[] = [];
+  for (let i = 0; i < rounds; i++) cpuRounds.push(await cpuAtRate(gateway, body, 500, seconds, services));
   const at100 = await addedAt100(direct, gateway, body, seconds, rounds);
-  return { cpuAt500, medianCpuMs: median(cpuAt500.map((c) => c.totalMs)), at100 };
+  return { cpuRounds, medianCpuMs: median(cpuRounds.map((c) => c.totalMs)), at100 };
 }
 
 /** Peak memory: a few 1,000-input requests through the gateway, two at a time. */

@@ -16,7 +16,7 @@ export interface BaselineResult {
   tree: string;
   loadAtStart: number;
   maxRps: number;
-  cpuAt500: CpuAtRate;
+  cpu: CpuAtRate;
   steps: GatewayResult['steps'];
 }
 
@@ -81,10 +81,10 @@ export function headline(r: RunResults): Record<string, number | string> {
     const g = r.gateway;
     out.gateway_max_rps_p99_50ms = g.maxRps.gateway;
     out.gateway_max_rps_direct = g.maxRps.direct;
-    out.gateway_cpu_ms_per_req_500 = round(g.cpuAt500.totalMs, 3);
+    out.gateway_cpu_ms_per_req_500 = round(g.cpu.totalMs, 3);
     // What the cores could serve if the path had them to itself and CPU were the only limit: an
     // upper bound that does not move with other work on the machine, unlike the measured rate.
-    out.gateway_cpu_bound_rps = Math.round((availableParallelism() * 1000) / g.cpuAt500.totalMs);
+    out.gateway_cpu_bound_rps = Math.round((availableParallelism() * 1000) / g.cpu.totalMs);
     out.gateway_added_at_rps = g.at100.rate;
     out.gateway_added_p50_ms = round(g.at100.addedP50Ms);
     out.gateway_added_p99_ms = round(g.at100.addedP99Ms);
@@ -101,7 +101,7 @@ export function headline(r: RunResults): Record<string, number | string> {
   }
   if (r.baseline) {
     out.gateway_max_rps_baseline = r.baseline.maxRps;
-    out.gateway_cpu_ms_per_req_500_baseline = round(r.baseline.cpuAt500.totalMs, 3);
+    out.gateway_cpu_ms_per_req_500_baseline = round(r.baseline.cpu.totalMs, 3);
     out.baseline_tree = r.baseline.tree;
     out.load_average_1m_baseline = round(r.baseline.loadAtStart);
     if (r.gateway && r.baseline.maxRps > 0) out.gateway_max_rps_vs_baseline = round(r.gateway.maxRps.gateway / r.baseline.maxRps);
@@ -252,7 +252,7 @@ function gatewayLines(g: GatewayResult, model: string | undefined): string[] {
   lines.push(
     `  at ${a.rate} req/s (median of ${a.rounds} alternated pairs): direct p50 ${fmt(a.directP50Ms, 2)}, gateway p50 ${fmt(a.gatewayP50Ms, 2)}, added p50 ${fmt(a.addedP50Ms, 2)} ms, p99 ${fmt(a.addedP99Ms, 2)} ms`,
   );
-  lines.push(`  ${cpuLine('whole path', g.cpuAt500)}`);
+  lines.push(`  ${cpuLine('whole path', g.cpu)}`);
   lines.push(`  highest rate with p99 < 50 ms: gateway ${g.maxRps.gateway}/s, direct ${g.maxRps.direct}/s`);
   for (const st of g.steps)
     lines.push(
@@ -276,7 +276,7 @@ function pathCostLines(p: PathCost): string[] {
   const a = p.at100;
   return [
     `\nPath cost — median whole-path CPU at 500 req/s ${fmt(p.medianCpuMs, 3)} ms/request`,
-    ...p.cpuAt500.map((c) => `  ${cpuLine('round', c)}`),
+    ...p.cpuRounds.map((c) => `  ${cpuLine('round', c)}`),
     `  at ${a.rate} req/s (median of ${a.rounds}): direct p50 ${fmt(a.directP50Ms, 2)}, gateway p50 ${fmt(a.gatewayP50Ms, 2)}, added p50 ${fmt(a.addedP50Ms, 2)} ms`,
   ];
 }
@@ -284,7 +284,7 @@ function pathCostLines(p: PathCost): string[] {
 function baselineLines(b: BaselineResult): string[] {
   const lines = [
     `\nOlder gateway — ${b.tree} (load ${fmt(b.loadAtStart, 1)} at its start)`,
-    `  ${cpuLine('whole path', b.cpuAt500)}`,
+    `  ${cpuLine('whole path', b.cpu)}`,
     `  highest rate with p99 < 50 ms: ${b.maxRps}/s`,
   ];
   for (const st of b.steps)
