@@ -30,7 +30,7 @@ describe('vector encoding', () => {
     const vectors = [Float32Array.from([0.5, -0.25]), Float32Array.from([0.1, 0])];
     const head = { id: 'embd-0', object: 'list' as const, created: 1, model: 'm', usage: { prompt_tokens: 3, total_tokens: 3 } };
     for (const format of ['float', 'base64'] as const) {
-      const text = await renderEmbeddingResponse(head, vectors, format);
+      const text = (await renderEmbeddingResponse(head, vectors, format)).toString('utf8');
       const expected = {
         id: 'embd-0',
         object: 'list',
@@ -44,6 +44,21 @@ describe('vector encoding', () => {
       if (format === 'base64') expect(text).toBe(JSON.stringify(expected));
       else expect(text).toBe(JSON.stringify(expected).replace('0.10000000149011612', '0.100000001'));
     }
+  });
+
+  it('renders past its first estimate, and UTF-8 in the head, byte for byte as JSON.stringify', async () => {
+    // Values of 1 or more go to JSON.stringify (17 digits each), beyond the writer's first
+    // estimate of 13 bytes a value: the buffer must grow and keep what was written before.
+    const wide = Float32Array.from({ length: 1024 }, (_, i) => 1 + i / 3);
+    const small = Float32Array.from({ length: 1024 }, (_, i) => Math.cos(i) / 32);
+    const vectors = [small, wide, wide, small];
+    const head = { id: 'embd-1', object: 'list' as const, created: 2, model: 'modèle-é', usage: { prompt_tokens: 9, total_tokens: 9 } };
+    const bytes = await renderEmbeddingResponse(head, vectors, 'float');
+    const back = JSON.parse(bytes.toString('utf8')) as { model: string; data: Array<{ index: number; embedding: number[] }> };
+    expect(back.model).toBe('modèle-é');
+    expect(back.data.map((d) => d.index)).toEqual([0, 1, 2, 3]);
+    for (const [i, d] of back.data.entries()) expect(Float32Array.from(d.embedding)).toEqual(vectors[i]);
+    expect(bytes.subarray(bytes.indexOf('"data"')).toString('utf8')).toContain(`"embedding":${JSON.stringify(Array.from(wide))}}`);
   });
 
   it('writes every float32 below 1 in magnitude so that it reads back exactly, in nine digits at most', () => {

@@ -89,5 +89,5 @@ async function run(
     usage: { prompt_tokens: outcome.promptTokens, total_tokens: outcome.promptTokens },
   };
   const json = await gate.run((slicing) => renderEmbeddingResponse(head, outcome.vectors, body.encoding_format ?? 'float', slicing));
-  return { kind: 'embedded', customId, tokens: outcome.promptTokens, body: json } as const;
+  return { kind: 'embedded', customId, tokens: outcome.promptTokens, body: json.toString('utf8') } as const;
 }

@@ -22,7 +22,6 @@ const POW10 = Array.from({ length: 54 }, (_, i) => 10 ** i);
 const DECIMAL_EXPONENT = Int8Array.from({ length: 256 }, (_, b) => Math.floor((b - 127) * Math.log10(2)));
 // Longest number written: "-0.00000" and nine digits, or "-d.dddddddde-45": 18 bytes, a comma.
 const BYTES_PER_VALUE = 19;
-let scratch = Buffer.allocUnsafe(1024 * BYTES_PER_VALUE + 2);
 
 /**
  * Writes `x`, a float32 value with 0 < |x| < 1, at `pos` with nine significant digits at most
@@ -98,21 +97,71 @@ function writeDigits(m: number, digits: number, buf: Buffer, end: number): void 
 }
 
 /**
- * The vector's JSON text. Float vectors are written with at most nine significant digits per
- * value, each reading back as exactly the float32 the model produced (the same value base64
+ * A growing byte buffer a response is written into: the bytes go to the socket as they are,
+ * with no string in between (a 1,024-float vector is ~12 KB; as a string it was copied into the
+ * V8 heap, joined, measured and encoded back to bytes on its way out).
+ */
+export class ByteWriter {
+  private buf: Buffer;
+  private pos = 0;
+
+  constructor(capacity: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(64, capacity));
+  }
+
+  /** Room for `n` more bytes; the buffer doubles (at least) when it runs out. */
+  reserve(n: number): Buffer {
+    if (this.pos + n > this.buf.length) {
+      const grown = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.pos + n));
+      this.buf.copy(grown, 0, 0, this.pos);
+      this.buf = grown;
+    }
+    return this.buf;
+  }
+
+  /** Appends `text` as UTF-8. */
+  text(text: string): void {
+    this.reserve(Buffer.byteLength(text));
+    this.pos += this.buf.write(text, this.pos, 'utf8');
+  }
+
+  byte(value: number): void {
+    this.reserve(1)[this.pos++] = value;
+  }
+
+  get length(): number {
+    return this.pos;
+  }
+
+  /** Moves the end to `pos` (at most the current end): what `reserve` handed out and was written. */
+  set length(pos: number) {
+    this.pos = pos;
+  }
+
+  /** The bytes written (a view: the writer is done with). */
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+}
+
+/**
+ * Appends the vector's JSON text. Float vectors are written with at most nine significant digits
+ * per value, each reading back as exactly the float32 the model produced (the same value base64
  * carries); about twice as fast as `JSON.stringify`, which writes each float32 widened to a
  * double (up to 17 digits, a third more bytes) and was the embedder's largest single cost at 32
  * sentences a request (docs/benchmarks-history.md). A vector with a value it does not write
  * (1 or more, or not finite) is left to `JSON.stringify` whole.
  */
-export function vectorJson(vector: Float32Array, format: EncodingFormat): string {
-  if (format === 'base64') return `"${toBase64(vector)}"`;
-  const need = vector.length * BYTES_PER_VALUE + 2;
-  if (scratch.length < need) scratch = Buffer.allocUnsafe(need);
-  const buf = scratch;
+export function writeVectorJson(vector: Float32Array, format: EncodingFormat, out: ByteWriter): void {
+  if (format === 'base64') {
+    out.text(`"${toBase64(vector)}"`);
+    return;
+  }
+  const start = out.length;
+  const buf = out.reserve(vector.length * BYTES_PER_VALUE + 2);
   // The same memory as 32-bit words, for each value's exponent field.
   const words = new Uint32Array(vector.buffer, vector.byteOffset, vector.length);
-  let pos = 0;
+  let pos = start;
   buf[pos++] = 91; // [
   for (let i = 0; i < vector.length; i++) {
     if (i > 0) buf[pos++] = 44; // ,
@@ -122,10 +171,21 @@ export function vectorJson(vector: Float32Array, format: EncodingFormat): string
       continue;
     }
     pos = x > -1 && x < 1 ? writeValue(x, (words[i]! >>> 23) & 255, buf, pos) : -1;
-    if (pos < 0) return JSON.stringify(Array.from(vector));
+    if (pos < 0) {
+      out.length = start;
+      out.text(JSON.stringify(Array.from(vector)));
+      return;
+    }
   }
   buf[pos++] = 93; // ]
-  return buf.toString('latin1', 0, pos);
+  out.length = pos;
+}
+
+/** The vector's JSON text as a string (writeVectorJson's bytes). */
+export function vectorJson(vector: Float32Array, format: EncodingFormat): string {
+  const out = new ByteWriter(vector.length * BYTES_PER_VALUE + 2);
+  writeVectorJson(vector, format, out);
+  return out.bytes().toString('latin1');
 }
 
 /** Base64 of the vector as little-endian float32 (4 bytes a value). */
