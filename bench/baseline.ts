@@ -5,7 +5,7 @@
  * directory (bench/run.sh unpacks f5cf755, the commit before token admission, into
  * .local/bench/baseline); prints one JSON line.
  *   node --import tsx <this file> --envoy BIN --tls DIR --redis-url URL --redis-pid PID
- *     [--model-dir DIR] [--seconds N] [--step-seconds N] [--rates 1000,1500 | --rates none] [--cpu-rate 500]
+ *     [--model-dir DIR] [--seconds N] [--step-seconds N] [--rates 1000,1500 | --rates none] [--cpu-rate 500] [--warm-up 30]
  * `--cpu-rate` moves the CPU-per-request measurement to a rate this machine serves without
  * saturating (per-request CPU grows once requests queue); `--rates none` skips the ladder.
  */
@@ -13,7 +13,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { embeddingBody } from './embedder-service.ts';
-import { cpuAtRate, maxRate, type GatewayResult, type Path } from './gateway.ts';
+import { CPU_WARM_UP_S, cpuAtRate, maxRate, type GatewayResult, type Path } from './gateway.ts';
 import { readManifest } from './model-inputs.ts';
 import type { Service } from './processes.ts';
 
@@ -29,6 +29,7 @@ const { values } = parseArgs({
     'step-seconds': { type: 'string', default: '5' },
     rates: { type: 'string', default: '1000,1500,2000' },
     'cpu-rate': { type: 'string', default: '500' },
+    'warm-up': { type: 'string', default: String(CPU_WARM_UP_S) },
   },
 });
 
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
     const rates = values.rates === 'none' ? [] : (values.rates as string).split(',').map(Number);
     const cpuRate = Number(values['cpu-rate']);
     const steps: GatewayResult['steps'] = [];
-    await cpuAtRate(gateway, body, cpuRate, 3, services); // warm-up: JIT, connection pools, gRPC channel
+    await cpuAtRate(gateway, body, cpuRate, Number(values['warm-up']), services); // warm-up: JIT (CPU_WARM_UP_S), connection pools, gRPC channel
     const cpu = await cpuAtRate(gateway, body, cpuRate, seconds, services); // at CPU_RATE (default 500)
     const maxRps = await maxRate(gateway, body, { seconds, stepSeconds, rates }, steps);
     process.stdout.write(`${JSON.stringify({ maxRps, cpu, steps })}\n`);

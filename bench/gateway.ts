@@ -16,7 +16,18 @@ export interface GatewayOptions {
   seconds: number;
   stepSeconds: number;
   rates: number[];
+  /** Traffic at the CPU rate right before CPU per request is read (CPU_WARM_UP_S; a quick run less). */
+  warmUpS: number;
 }
+
+/**
+ * Seconds of traffic at the measured rate before CPU per request is read: a gateway pod serves for
+ * hours, so the figure is its steady state. V8 keeps compiling the request path (TurboFan, on its
+ * platform threads) for the first ~20 s at 500 req/s: consecutive 10 s windows after a 3 s
+ * warm-up read 2.55, 2.53, 2.40, 2.41, 2.45, 2.46 ms (2026-11-27, fifth round), the first window
+ * 0.1-0.3 ms above the rest, mostly the embedder's and authz's.
+ */
+export const CPU_WARM_UP_S = 30;
 
 /** The overhead figures and the runs behind them. */
 export interface GatewayResult {
@@ -89,7 +100,12 @@ const DOWN_LADDER = [750, 500, 300, 200, 100];
  * ≥ 95 % of the rate delivered. Up the ladder from its first rate until one fails, or down from
  * it until one passes; so the figure is a ladder rate, a lower bound of the true maximum.
  */
-export async function maxRate(path: Path, body: string, opts: GatewayOptions, steps: GatewayResult['steps']): Promise<number> {
+export async function maxRate(
+  path: Path,
+  body: string,
+  opts: Omit<GatewayOptions, 'warmUpS'>,
+  steps: GatewayResult['steps'],
+): Promise<number> {
   const attempt = async (rate: number): Promise<boolean> => {
     const r = await atRate(path, body, rate, opts.stepSeconds);
     const non200 = r.requests - r.ok;
@@ -182,6 +198,7 @@ export async function measureGateway(stack: BenchStack, opts: GatewayOptions, re
     clearInterval(sampler);
   }
   const fixed = [runs[0].r, runs[1].r] as const;
+  await atRate(gateway, body, 500, opts.warmUpS);
   const cpu = await cpuAtRate(gateway, body, 500, opts.seconds, services);
   const at100 = await addedAt100(direct, gateway, body, opts.seconds, opts.seconds >= 10 ? 3 : 1);
   const steps: GatewayResult['steps'] = [];
@@ -219,11 +236,17 @@ export interface PathCost {
 }
 
 /** Part `cost`, for comparing variants (bench/variant.sh): only the two per-request costs, repeated. */
-export async function measurePathCost(stack: BenchStack, seconds: number, rounds: number, redis?: Service): Promise<PathCost> {
+export async function measurePathCost(
+  stack: BenchStack,
+  seconds: number,
+  rounds: number,
+  warmUpS: number,
+  redis?: Service,
+): Promise<PathCost> {
   const body = embeddingBody(stack.modelId, 'short', 1);
   const services: Record<string, Service> = { ...stack.services, ...(redis ? { redis } : {}) };
   const [direct, gateway] = paths(stack) as [Path, Path];
-  await atRate(gateway, body, 500, 3); // warm-up: JIT, connection pools, gRPC channel
+  await atRate(gateway, body, 500, warmUpS); // warm-up: JIT (CPU_WARM_UP_S), connection pools, gRPC channel
   await atRate(direct, body, 500, 2);
   const cpuRounds: CpuAtRate[] = [];
   for (let i = 0; i < rounds; i++) cpuRounds.push(await cpuAtRate(gateway, body, 500, seconds, services));

@@ -26,7 +26,7 @@ import { measureBatch } from './batch.ts';
 import { runScriptJson } from './child-json.ts';
 import { measureModel, type ModelEfficiency } from './efficiency.ts';
 import { useEmbedderEntry } from './embedder-service.ts';
-import { measureGateway, measurePathCost } from './gateway.ts';
+import { CPU_WARM_UP_S, measureGateway, measurePathCost } from './gateway.ts';
 import { measureWait } from './wait.ts';
 import { readManifest } from './model-inputs.ts';
 import { stopAll, type Service } from './processes.ts';
@@ -129,6 +129,8 @@ async function baseline(tree: string, gatewayModelDir: string): Promise<Baseline
     quick ? '3' : '5',
     '--rates',
     quick ? '1000' : '1000,1500,2000,2500',
+    '--warm-up',
+    String(quick ? 3 : CPU_WARM_UP_S),
   ];
   const loadAtStart = loadavg()[0] ?? 0;
   const r = await runScriptJson<Omit<BaselineResult, 'tree' | 'loadAtStart'>>(script, args, 600_000, tree);
@@ -164,6 +166,7 @@ async function main(): Promise<void> {
             seconds: quick ? 4 : 10,
             stepSeconds: quick ? 3 : 5,
             rates: quick ? [1000, 2000] : [1000, 1500, 2000, 2500, 3000, 4000, 5000],
+            warmUpS: quick ? 3 : CPU_WARM_UP_S,
           },
           ownRedis,
         );
@@ -171,7 +174,7 @@ async function main(): Promise<void> {
       if (parts.has('cost')) {
         log('path cost (CPU at 500 req/s, added p50 at 100 req/s)');
         results.loadAtGateway = loadavg()[0] ?? 0;
-        results.pathCost = await measurePathCost(stack, quick ? 4 : 10, quick ? 1 : 3, ownRedis);
+        results.pathCost = await measurePathCost(stack, quick ? 4 : 10, quick ? 1 : 3, quick ? 3 : CPU_WARM_UP_S, ownRedis);
       }
       if (parts.has('authz')) {
         log('authz capacity');

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Whole gateways of older commits against this tree, by one procedure (bench/baseline.ts: each
-# tree started by its own bench/stack.ts; CPU per request at 500 req/s with Redis counted, highest
+# tree started by its own bench/stack.ts; CPU per request at 500 req/s with Redis counted, after
+# 30 s at that rate (WARM_UP=3 for the shorter warm-up of earlier rounds), highest
 # rate with p99 < 50 ms), alternated ROUNDS times so a change in the machine's load hits all alike.
 #   bash bench/tuning/compare-trees.sh ROUNDS COMMIT...   e.g. 2 ba32448 f5cf755
 # CPU_RATE=250 measures CPU per request at 250 req/s instead of 500 (on a machine that 500
@@ -35,7 +36,7 @@ until redis-cli -p "$port" ping >/dev/null 2>&1; do sleep 0.2; done
 for round in $(seq 1 "$rounds"); do
   for tree in "${trees[@]}"; do
     result="$(cd "$tree" && node --import tsx "$OLDPWD/bench/baseline.ts" --envoy "$envoy" --tls "$OLDPWD/.local/bench/tls" \
-      --redis-url "redis://127.0.0.1:$port" --redis-pid "$redis_pid" --rates "${RATES:-1000,1500,2000}" --cpu-rate "${CPU_RATE:-500}" | tail -1)"
+      --redis-url "redis://127.0.0.1:$port" --redis-pid "$redis_pid" --rates "${RATES:-1000,1500,2000}" --cpu-rate "${CPU_RATE:-500}" --warm-up "${WARM_UP:-30}" | tail -1)"
     echo "{\"tree\":\"$tree\",\"round\":$round,\"load\":\"$(cut -d' ' -f1 /proc/loadavg)\",\"result\":$result}"
   done
 done
