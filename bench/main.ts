@@ -24,7 +24,7 @@ import { parseArgs } from 'node:util';
 import { measureAuthz } from './authz.ts';
 import { measureBatch } from './batch.ts';
 import { runScriptJson } from './child-json.ts';
-import { measureModel, type ModelEfficiency } from './efficiency.ts';
+import { CASE_WARM_UP_S, measureModel, type ModelEfficiency } from './efficiency.ts';
 import { useEmbedderEntry } from './embedder-service.ts';
 import { CPU_WARM_UP_S, measureGateway, measurePathCost } from './gateway.ts';
 import { measureWait } from './wait.ts';
@@ -97,6 +97,7 @@ async function efficiency(): Promise<ModelEfficiency[]> {
     results.push(
       await measureModel(dir, {
         seconds: Number(values['case-seconds']) || (quick ? 3 : 8),
+        warmUpSeconds: quick ? 1 : CASE_WARM_UP_S,
         baselineSeconds: quick ? 1 : 3,
         embedderEnv,
         httpOnly: values['http-only'] as boolean,

@@ -5,7 +5,7 @@
  * switched on and off by SIGUSR2). Prints per service its CPU per request (/proc, every thread),
  * how busy its main thread was, and its busiest files and functions; the profiles stay in
  * .local/bench/profiles/<service>.cpuprofile (Chrome DevTools and speedscope open them).
- *   npx tsx bench/profile.ts [--rate 250] [--seconds 10] [--top 15] [--strings 1] [--format float|base64]
+ *   npx tsx bench/profile.ts [--rate 250] [--seconds 10] [--top 15] [--strings 1] [--format float|base64] [--warm-up 30]
  * (`--strings 32` sends 32 sentences a request, `--format base64` asks for base64 vectors).
  * The profiler adds its own cost, so read shares, not the CPU per request, from a profiled run.
  */
@@ -15,7 +15,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { summarizeProfile, type CpuProfile } from './cpu-profile.ts';
 import { embeddingBody } from './embedder-service.ts';
-import { atRate, type Path } from './gateway.ts';
+import { atRate, CPU_WARM_UP_S, type Path } from './gateway.ts';
 import { readManifest } from './model-inputs.ts';
 import { cpuMs, stopAll } from './processes.ts';
 import { startBenchRedis } from './redis-server.ts';
@@ -29,6 +29,7 @@ const { values } = parseArgs({
     top: { type: 'string', default: '15' },
     strings: { type: 'string', default: '1' },
     format: { type: 'string', default: 'float' },
+    'warm-up': { type: 'string', default: String(CPU_WARM_UP_S) },
     envoy: { type: 'string', default: '.venv/bin/envoy' },
     tls: { type: 'string', default: '.local/bench/tls' },
   },
@@ -49,7 +50,7 @@ try {
   const path: Path = { name: 'gateway', url: `${stack.gatewayUrl}/v1/embeddings`, headers: { authorization: `Bearer ${stack.apiKey}` } };
   const body = embeddingBody(modelId, 'short', Number(values.strings), values.format === 'float' ? {} : { encoding_format: values.format });
   const rate = Number(values.rate);
-  await atRate(path, body, rate, 3); // warm-up: JIT, connection pools, the gRPC channel
+  await atRate(path, body, rate, Number(values['warm-up'])); // warm-up: JIT (CPU_WARM_UP_S), connection pools, the gRPC channel
   const services = { ...stack.services, redis: redis.service };
   const profiled = { authz: stack.services.authz, embedder: stack.services.embedder };
   const before = Object.fromEntries(Object.entries(services).map(([name, s]) => [name, cpuMs(s.pid)]));
