@@ -5,6 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Batcher, type BatchLimits } from '../../embedder/src/core/batcher.js';
+import type { EmbedRows } from '../../embedder/src/model/runner.js';
 import { fakeClock, fakeModel, row, tags } from '../support/fake-model.js';
 
 const LIMITS: BatchLimits = {
@@ -15,6 +16,19 @@ const LIMITS: BatchLimits = {
   maxTenantInputs: 12,
   maxTenantTokens: 10_000,
 };
+
+/** The models' embed functions, with every call's row tags logged in the order the calls started. */
+function logged(models: ReadonlyArray<ReturnType<typeof fakeModel>>): { embeds: EmbedRows[]; log: number[][] } {
+  const log: number[][] = [];
+  const embeds = models.map(
+    (m): EmbedRows =>
+      (rows) => {
+        log.push(rows.map((r) => r[0]!));
+        return m.embed(rows);
+      },
+  );
+  return { embeds, log };
+}
 
 const vectorsOf = async (outcome: Promise<unknown>): Promise<number[]> => tags(((await outcome) as { vectors: Float32Array[] }).vectors);
 
@@ -147,6 +161,74 @@ describe('the batcher with two online sessions', () => {
     expect(one).toBeGreaterThan(3_000);
     expect(two).toBeGreaterThan(one * 0.4);
     expect(two).toBeLessThan(one * 0.6);
+  });
+
+  it('while one session runs, an idle one waits for a call at least as large, at most a quarter of a mean call', async () => {
+    const [a, b] = [fakeModel(), fakeModel()];
+    const time = fakeClock();
+    const timers: Array<{ run: () => void; ms: number }> = [];
+    const setTimer = (run: () => void, ms: number) => {
+      timers.push({ run, ms });
+      return {};
+    };
+    const { embeds, log } = logged([a, b]);
+    const batcher = new Batcher(embeds, LIMITS, undefined, time.now, undefined, undefined, { setTimer });
+    const calls = () => log;
+    const release = async () => {
+      for (const m of [a, b]) if (m.pending() > 0) await m.release();
+    };
+    // Calls of 100 ms: the gather window is a quarter of that, 25 ms, capped at 20.
+    const warm = batcher.submit('org', [row(1), row(2), row(3), row(4)]);
+    time.advance(100);
+    await release();
+    expect(await vectorsOf(warm)).toEqual([1, 2, 3, 4]);
+
+    const running = batcher.submit('org', [row(5), row(6), row(7), row(8)]);
+    const early = batcher.submit('org', [row(9)]);
+    expect(calls()).toHaveLength(2); // one input behind a call of four: the idle session waits
+    expect(timers.at(-1)!.ms).toBe(20);
+    const rest = batcher.submit('org', [row(10), row(11), row(12)]);
+    expect(calls().at(-1)).toEqual([9, 10, 11, 12]); // as large as the running call: it starts at once
+
+    // Nothing more arrives: the session that frees first waits out the window, then runs the lone input.
+    const late = batcher.submit('org', [row(13)]);
+    const second = a.calls.at(-1)![0]![0] === 9 ? a : b;
+    await second.release(); // [9..12] ends; [5..8] still runs
+    expect(calls()).toHaveLength(3);
+    time.advance(19);
+    for (const t of timers.splice(0)) t.run();
+    expect(calls()).toHaveLength(3); // 19 ms in: still waiting
+    time.advance(1);
+    for (const t of timers.splice(0)) t.run();
+    expect(calls().at(-1)).toEqual([13]);
+    while (a.pending() + b.pending() > 0) await release();
+    for (const o of [running, early, rest, late]) expect(((await o) as { ok: boolean }).ok).toBe(true);
+  });
+
+  it('an online request beside a lane call on a shared session starts at once', async () => {
+    const [a, b] = [fakeModel(), fakeModel()];
+    const time = fakeClock();
+    const { embeds, log } = logged([a, b]);
+    const batcher = new Batcher(embeds, LIMITS, undefined, time.now);
+    // An online call of 100 ms sets the gather window; then quiet, so the lane takes both sessions.
+    const first = batcher.submit('org', [row(1), row(2), row(3), row(4)]);
+    time.advance(100);
+    for (const m of [a, b]) if (m.pending() > 0) await m.release();
+    expect(await vectorsOf(first)).toEqual([1, 2, 3, 4]);
+    time.advance(10_000);
+    const bulk = batcher.submit(
+      'bulk',
+      [row(100), row(101), row(102), row(103), row(104), row(105), row(106), row(107)],
+      undefined,
+      'batch',
+    );
+    time.advance(100);
+    await a.release(); // one lane call of four ends; the other runs on
+    const online = batcher.submit('org', [row(9)]);
+    expect(log.at(-1)).toEqual([9]); // a lane call is not an online one to wait for
+    while (a.pending() + b.pending() > 0) for (const m of [a, b]) if (m.pending() > 0) await m.release();
+    expect(await vectorsOf(online)).toEqual([9]);
+    expect((await bulk).ok).toBe(true);
   });
 
   it('needs at least one session', () => {

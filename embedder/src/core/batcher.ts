@@ -8,6 +8,15 @@
  * instead of one call split across the cores, whose threads meet at a barrier after every
  * operator and wait there for the slowest (on 2 cores, 17–33 % more inputs per second and
  * 9–13 % less CPU per input on the default model: docs/benchmarks-history.md, 2026-11-27 (late)).
+ * One wait, only while another session runs: an idle session does not start a call of fewer
+ * inputs than the running online calls hold on average until more arrive or a short gather
+ * window ends (GATHER_FRACTION of the mean online call, GATHER_MAX_MS at most). Without it, a
+ * session that frees up while its clients' next requests are still arriving runs them one or
+ * two at a time: 32 one-sentence clients on the default model made calls of 5-6 inputs on
+ * average, half of them of one; with it, of 13-14, and 7-9 % more inputs per second at 8-10 %
+ * less CPU per input (docs/benchmarks-history.md, 2026-11-27 (fifth round)). A lone request,
+ * or one beside calls as small as itself, never waits: with every session idle, or as many
+ * inputs queued as a running call holds, the call starts at once.
  *
  * Two lanes, online first: the Batch API's lines wait in a lane of their own (fair between
  * tenants too) that the model serves only when no online input waits, so bulk work runs on the
@@ -57,7 +66,17 @@ const LANE_MAX_WAIT_MS = 500;
  */
 const LANE_REST_FACTOR = 2;
 
-/** The lane's manners: its rest factor (0: none) and the timer that ends a rest (tests pass a fake). */
+/** An idle session waits for a fuller call at most this share of the mean online call's duration… */
+const GATHER_FRACTION = 0.25;
+/** …and never longer than this. */
+const GATHER_MAX_MS = 20;
+/** Weight of the latest online call in the mean duration the gather window is cut from. */
+const CALL_MS_WEIGHT = 0.2;
+
+/**
+ * The lane's manners: its rest factor (0: none) and the timer that ends a rest or a gather
+ * window (tests pass a fake).
+ */
 export interface LaneOptions {
   readonly restFactor?: number;
   readonly setTimer?: SetTimer;
@@ -122,6 +141,13 @@ export class Batcher {
   /** While online work is about, the lane's next call starts no earlier than this (LANE_REST_FACTOR). */
   private laneRestUntil = Number.NEGATIVE_INFINITY;
   private restTimer: ReturnType<SetTimer> | undefined;
+  /** Online calls running, and their inputs (the gather target is their average). */
+  private onlineCalls = 0;
+  private onlineCallInputs = 0;
+  /** The online calls' mean duration (ms, weighted to the latest), and since when an idle session has waited for a fuller call. */
+  private meanCallMs = 0;
+  private gatherSince: number | undefined;
+  private gatherTimer: ReturnType<SetTimer> | undefined;
   private readonly restFactor: number;
   private readonly setTimer: SetTimer;
 
@@ -249,6 +275,34 @@ export class Batcher {
     return true;
   }
 
+  /**
+   * Whether an idle session should wait for a fuller call now: online inputs wait, fewer than the
+   * running online calls hold on average, and the gather window (from the first such wait) is not
+   * over; a timer pumps again when it ends.
+   */
+  private gathering(): boolean {
+    const queued = this.queues.inputs;
+    if (queued === 0 || this.onlineCalls === 0 || queued * this.onlineCalls >= this.onlineCallInputs) {
+      this.gatherSince = undefined;
+      return false;
+    }
+    const now = this.now();
+    this.gatherSince ??= now;
+    const left = Math.min(GATHER_MAX_MS, GATHER_FRACTION * this.meanCallMs) - (now - this.gatherSince);
+    if (left <= 0) {
+      this.gatherSince = undefined;
+      return false;
+    }
+    if (!this.gatherTimer) {
+      this.gatherTimer = this.setTimer(() => {
+        this.gatherTimer = undefined;
+        this.pump();
+      }, left);
+      this.gatherTimer.unref?.();
+    }
+    return true;
+  }
+
   private pump(): void {
     const onlineLately = this.now() - this.lastOnline < ONLINE_RECENT_MS;
     const held = this.laneHeld() || this.laneResting();
@@ -266,6 +320,7 @@ export class Batcher {
       }
     }
     while (this.idle.length > 0) {
+      if (this.gathering()) return;
       let batch = this.queues.nextBatch();
       let lane = false;
       // Sharing the online sessions, the lane takes an idle one when no online input waits: while
@@ -292,6 +347,11 @@ export class Batcher {
   private call(model: EmbedRows, batch: readonly Entry[], done: () => void): void {
     const started = this.now();
     const jobs = new Set(batch.map((e) => e.job));
+    const online = batch[0]?.job.queues === this.queues;
+    if (online) {
+      this.onlineCalls++;
+      this.onlineCallInputs += batch.length;
+    }
     for (const job of jobs) job.queueMs ??= started - job.submittedAt;
     const finished = (): number => {
       const seconds = (this.now() - started) / 1000;
@@ -318,6 +378,12 @@ export class Batcher {
           this.drain.observe(batch.reduce((sum, e) => sum + e.row.length, 0) * this.models.length, seconds ?? 0);
         }
         this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: seconds ?? 0 });
+        if (online) {
+          this.onlineCalls--;
+          this.onlineCallInputs -= batch.length;
+          const ms = (seconds ?? 0) * 1000;
+          this.meanCallMs = this.meanCallMs === 0 ? ms : (1 - CALL_MS_WEIGHT) * this.meanCallMs + CALL_MS_WEIGHT * ms;
+        }
         const laneCall = batch[0]?.job.queues === this.background;
         if (laneCall && this.now() - this.lastOnline < ONLINE_RECENT_MS) {
           this.laneRestUntil = this.now() + this.restFactor * (this.now() - started);
