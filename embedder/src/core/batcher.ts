@@ -377,13 +377,13 @@ export class Batcher {
         if (model !== this.backgroundEmbed) {
           this.drain.observe(batch.reduce((sum, e) => sum + e.row.length, 0) * this.models.length, seconds ?? 0);
         }
-        this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: seconds ?? 0 });
         if (online) {
           this.onlineCalls--;
           this.onlineCallInputs -= batch.length;
           const ms = (seconds ?? 0) * 1000;
           this.meanCallMs = this.meanCallMs === 0 ? ms : (1 - CALL_MS_WEIGHT) * this.meanCallMs + CALL_MS_WEIGHT * ms;
         }
+        this.onBatch({ size: batch.length, paddedTokens: longest * batch.length, seconds: seconds ?? 0 });
         const laneCall = batch[0]?.job.queues === this.background;
         if (laneCall && this.now() - this.lastOnline < ONLINE_RECENT_MS) {
           this.laneRestUntil = this.now() + this.restFactor * (this.now() - started);
