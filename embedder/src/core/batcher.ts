@@ -140,14 +140,14 @@ export class Batcher {
   private laneHeldSince: number | undefined;
   /** While online work is about, the lane's next call starts no earlier than this (LANE_REST_FACTOR). */
   private laneRestUntil = Number.NEGATIVE_INFINITY;
-  private restTimer: ReturnType<SetTimer> | undefined;
   /** Online calls running, and their inputs (the gather target is their average). */
   private onlineCalls = 0;
   private onlineCallInputs = 0;
   /** The online calls' mean duration (ms, weighted to the latest), and since when an idle session has waited for a fuller call. */
   private meanCallMs = 0;
   private gatherSince: number | undefined;
-  private gatherTimer: ReturnType<SetTimer> | undefined;
+  /** Why a timer will pump again (a lane's rest, a gather window): one timer for each at most. */
+  private readonly wakeups = new Set<'rest' | 'gather'>();
   private readonly restFactor: number;
   private readonly setTimer: SetTimer;
 
@@ -264,15 +264,18 @@ export class Batcher {
   private laneResting(): boolean {
     const rest = this.laneRestUntil - this.now();
     if (rest <= 0 || this.background.inputs === 0) return false;
-    if (!this.restTimer) {
-      this.restTimer = this.setTimer(() => {
-        this.restTimer = undefined;
-        this.pump();
-      }, rest);
-      // A rest never keeps a closing process alive.
-      this.restTimer.unref?.();
-    }
+    this.pumpAfter('rest', rest);
     return true;
+  }
+
+  /** Pumps again in `ms`, unless a timer for `reason` is already set; never keeps a closing process alive. */
+  private pumpAfter(reason: 'rest' | 'gather', ms: number): void {
+    if (this.wakeups.has(reason)) return;
+    this.wakeups.add(reason);
+    this.setTimer(() => {
+      this.wakeups.delete(reason);
+      this.pump();
+    }, ms).unref?.();
   }
 
   /**
@@ -293,13 +296,7 @@ export class Batcher {
       this.gatherSince = undefined;
       return false;
     }
-    if (!this.gatherTimer) {
-      this.gatherTimer = this.setTimer(() => {
-        this.gatherTimer = undefined;
-        this.pump();
-      }, left);
-      this.gatherTimer.unref?.();
-    }
+    this.pumpAfter('gather', left);
     return true;
   }
 
