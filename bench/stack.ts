@@ -209,7 +209,7 @@ export async function startBenchStack(
       envoy: { authzCallerToken: authz.env.AUTHZ_CALLER_TOKEN },
     });
     if (paths.envoyStrip?.length) stripEnvoyConfig(configFile, paths.envoyStrip);
-    // As `make up` starts it; --concurrency only when a tuning run asks (Envoy's default: one worker per core).
+    // As `make up` starts it: ENVOY_CONCURRENCY's default (localEnvoyWorkers) unless a tuning run asks.
     const envoy = await startService(
       envoyComponent({
         binary: paths.envoyBin,

@@ -61,6 +61,17 @@ const DECLARATIONS = [
     usedBy: 'Envoy',
     meaning: 'Heap for the overload actions (timers shrink from 70%, big streams reset from 85%, requests refused at 95%)',
   },
+  // Envoy is about a quarter of the path's CPU (BENCHMARKS.md), so on one machine shared with
+  // authz, the embedder and Redis it needs a quarter of the cores; each further worker splits the
+  // same traffic into more connections and wake-ups (on 2 shared cores, 8 % more of Envoy's CPU
+  // per request with 2 workers than with 1).
+  {
+    defaults: { ENVOY_CONCURRENCY: null },
+    shown: 'one per 4 cores, at least 1',
+    usedBy: 'stack',
+    meaning:
+      "Envoy's worker threads in `make up`'s stack, which shares the machine with authz, the embedder and Redis. The Kubernetes gateway pod, which runs Envoy alone, sets one per CPU of its limit",
+  },
   { defaults: { GATEWAY_PORT: 8443 }, usedBy: 'Envoy', meaning: 'HTTPS port' },
   { defaults: { ENVOY_ADMIN_PORT: 9901 }, usedBy: 'Envoy', meaning: 'Admin interface (always 127.0.0.1)' },
   {

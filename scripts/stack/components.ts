@@ -3,6 +3,7 @@
  * how its readiness is known, and how long it may take to drain. Everything that starts the
  * gateway (make up, the test suite, the bench, make fleet) builds its components here.
  */
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../contract/repo-root.js';
 import { drainEnvoy } from './envoy-drain.js';
@@ -167,7 +168,18 @@ export interface EnvoyPlacement {
   readonly gatewayPort: number;
   readonly logFile: string;
   readonly netns?: string;
+  /** Worker threads (ENVOY_CONCURRENCY); localEnvoyWorkers() when absent. */
   readonly concurrency?: number;
+}
+
+/**
+ * ENVOY_CONCURRENCY's default (contract/settings.ts): one worker per four cores, at least one.
+ * A local Envoy shares the machine with authz, the embedder and Redis, and is about a quarter
+ * of the path's CPU; Envoy's own default, a worker per core, splits the same traffic over more
+ * connections and wake-ups for nothing.
+ */
+export function localEnvoyWorkers(cores: number = availableParallelism()): number {
+  return Math.max(1, Math.round(cores / 4));
 }
 
 /** Envoy: ready once its admin /ready says LIVE and the gateway listener accepts connections. */
@@ -188,7 +200,8 @@ export function envoyComponent(at: EnvoyPlacement): ComponentSpec {
       'warn',
       '--file-flush-interval-msec',
       '1000',
-      ...(at.concurrency ? ['--concurrency', String(at.concurrency)] : []),
+      '--concurrency',
+      String(at.concurrency ?? localEnvoyWorkers()),
     ],
     env: minimalEnv(),
     ready: allOf(httpOk(`http://127.0.0.1:${at.adminPort}/ready`), tcpOpen(probeHost(at.gatewayHost), at.gatewayPort)),

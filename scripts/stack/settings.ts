@@ -63,6 +63,7 @@ export function upSettings(env: Env): UpSettings {
     logDir: join(stateDir, 'logs'),
     envoyConfigFile: join(stateDir, 'envoy.yaml'),
     envoyBinary: read.string('ENVOY_BIN'),
+    envoyConcurrency: read.optionalInteger('ENVOY_CONCURRENCY', 1, 256),
     gateway: { host: read.string('GATEWAY_HOST'), port: port('GATEWAY_PORT') },
     envoyAdminPort: port('ENVOY_ADMIN_PORT'),
     authz: { host: read.string('AUTHZ_HOST'), port: port('AUTHZ_PORT') },
