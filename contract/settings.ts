@@ -63,8 +63,8 @@ const DECLARATIONS = [
   },
   // Envoy is about a quarter of the path's CPU (BENCHMARKS.md), so on one machine shared with
   // authz, the embedder and Redis it needs a quarter of the cores; each further worker splits the
-  // same traffic into more connections and wake-ups (on 2 shared cores, 8 % more of Envoy's CPU
-  // per request with 2 workers than with 1).
+  // same traffic into more connections and wake-ups (on 2 shared cores, 2 workers cost 1-24 %
+  // more of Envoy's CPU per request than 1 in each of 17 alternated rounds: bench/envoy-ab.ts).
   {
     defaults: { ENVOY_CONCURRENCY: null },
     shown: 'one per 4 cores, at least 1',
