@@ -23,6 +23,7 @@ import { readManifest } from './model-inputs.ts';
 import { cpuMs, freePort, startService, stopAll } from './processes.ts';
 import { startBenchRedis } from './redis-server.ts';
 import { startBenchStack } from './stack.ts';
+import { median } from './wait-summary.ts';
 
 const { values } = parseArgs({
   args: process.argv.slice(2),
@@ -54,12 +55,6 @@ interface Window {
   p99Ms: number;
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
-};
-
 const modelDir = '.local/models/test';
 const modelId = readManifest(modelDir).id;
 let stopStack = async (): Promise<void> => undefined;
@@ -74,9 +69,9 @@ try {
   });
   stopStack = stack.stop;
   // B: A's rendered config on two other ports (the caller token's SDS file is shared, read-only).
-  const aConfig = readFileSync('.local/bench/envoy.yaml', 'utf8');
+  const aConfig = readFileSync(stack.envoy.configFile, 'utf8');
   const aPort = Number(new URL(stack.gatewayUrl).port);
-  const aAdmin = Number(/admin:[\s\S]*?port_value: (\d+)/.exec(aConfig)?.[1]);
+  const aAdmin = stack.envoy.adminPort;
   const [bPort, bAdmin] = [await freePort(), await freePort()];
   const bFile = '.local/bench/envoy-b.yaml';
   writeFileSync(

@@ -27,6 +27,8 @@ export interface BenchStack {
   apiKey: string;
   modelId: string;
   services: { embedder: Service; authz: Service; envoy: Service };
+  /** Envoy's rendered bootstrap and its admin port (bench/envoy-ab.ts starts a second Envoy from them). */
+  envoy: { configFile: string; adminPort: number };
   /** A fresh grant for the bench's key, as authz adds it upstream: each direct request to the embedder sends its own. */
   freshGrant: () => Promise<Record<string, string>>;
   /** The authz process's environment (the capacity bench reuses it). */
@@ -226,6 +228,7 @@ export async function startBenchStack(
     await waitFor('the gateway /health', httpsOk(`${gatewayUrl}/health`, readFileSync(`${paths.tlsDir}/ca.pem`)), 30_000);
     return {
       gatewayUrl,
+      envoy: { configFile, adminPort },
       embedderUrl: embedder.baseUrl,
       apiKey: authz.apiKey,
       modelId,
