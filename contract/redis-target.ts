@@ -180,7 +180,7 @@ function watchPrimary(redis: Redis, target: RedisTarget, tls: { ca?: string } | 
   const ask = async (): Promise<string | undefined> => {
     if (!sentinel) {
       const { host, port } = sentinels[next % sentinels.length]!;
-      sentinel = new Redis({
+      const opened = new Redis({
         host,
         port,
         ...(target.sentinelPassword ? { password: target.sentinelPassword } : {}),
@@ -191,16 +191,22 @@ function watchPrimary(redis: Redis, target: RedisTarget, tls: { ca?: string } | 
         retryStrategy: () => null,
         enableReadyCheck: false,
       });
-      sentinel.on('error', () => undefined);
+      opened.on('error', () => undefined);
+      sentinel = opened;
     }
+    // The connection asked, held here: the watch may be stopped (the client closed) while the
+    // question is out, which disconnects it and clears `sentinel` before the catch below runs.
+    const asked = sentinel;
     try {
-      const answer = await sentinel.call('SENTINEL', 'get-master-addr-by-name', target.sentinelName ?? 'ctg');
+      const answer = await asked.call('SENTINEL', 'get-master-addr-by-name', target.sentinelName ?? 'ctg');
       return Array.isArray(answer) ? `${answer[0]}:${answer[1]}` : undefined;
     } catch {
       // This sentinel is down, frozen or refuses us: the next one, next time.
-      sentinel.disconnect();
-      sentinel = undefined;
-      next += 1;
+      asked.disconnect();
+      if (sentinel === asked) {
+        sentinel = undefined;
+        next += 1;
+      }
       return undefined;
     }
   };

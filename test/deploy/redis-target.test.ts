@@ -9,7 +9,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openRedis, type RedisTarget } from '../../contract/redis-target.js';
-import { freePort, startProcess, waitFor, type ManagedProcess } from '../support/process.js';
+import { type ChildHandle, freePort, startProcess, waitFor, type ManagedProcess } from '../support/process.js';
 import { makeStackDir, removeStackDir, type StackDir } from '../support/stack.js';
 
 const password = randomBytes(12).toString('hex');
@@ -18,6 +18,7 @@ let dirs: StackDir;
 let redisPort: number;
 let sentinelPort: number;
 let ca: string;
+let sentinel: ChildHandle;
 const processes: ManagedProcess[] = [];
 
 /** TLS on the only port; clients need no certificate of their own (as deploy/redis/ configures it). */
@@ -69,15 +70,14 @@ beforeAll(async () => {
     ].join('\n'),
     { mode: 0o600 },
   );
-  processes.push(
-    startProcess({
-      name: 'sentinel',
-      command: 'redis-sentinel',
-      args: [sentinelConf],
-      env: {},
-      logFile: join(dirs.logDir, 'sentinel.log'),
-    }),
-  );
+  sentinel = startProcess({
+    name: 'sentinel',
+    command: 'redis-sentinel',
+    args: [sentinelConf],
+    env: {},
+    logFile: join(dirs.logDir, 'sentinel.log'),
+  });
+  processes.push(sentinel);
   await waitFor('redis and the sentinel to accept TLS logins', async () => (await roundTrip(target())) === 'ok', 20_000, processes);
 });
 
@@ -173,6 +173,35 @@ describe('the Redis target through Sentinel, with passwords and TLS', () => {
     expect(plain.options.retryStrategy?.(20)).toBe(20_000);
     viaSentinel.disconnect();
     plain.disconnect();
+  });
+
+  // Every Sentinel client asks a sentinel each second which primary it names. Closing the client
+  // while that question is out (a frozen sentinel holds it for 5 s) used to throw from the
+  // question's error path, an unhandled rejection that killed the admin CLI's `usage export` in
+  // make fleet's Redis scenarios.
+  it('a client closed while its question to a frozen sentinel is out closes cleanly', async () => {
+    const unhandled: unknown[] = [];
+    const record = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', record);
+    const redis = openRedis(target(), { maxRetriesPerRequest: 0, enableOfflineQueue: false });
+    redis.on('error', () => undefined);
+    try {
+      await waitFor('the client to be ready', async () => redis.status === 'ready', 10_000);
+      // Past one watch tick, so the watch holds a connection to the sentinel before it freezes.
+      await new Promise((r) => setTimeout(r, 1_300));
+      sentinel.child.kill('SIGSTOP');
+      // Past the next tick: its question is out and will not be answered for 5 s.
+      await new Promise((r) => setTimeout(r, 1_300));
+      redis.disconnect();
+      // The question fails when its 5 s run out (the closed connection does not end it sooner).
+      await new Promise((r) => setTimeout(r, 5_500));
+    } finally {
+      sentinel.child.kill('SIGCONT');
+      process.off('unhandledRejection', record);
+    }
+    expect(unhandled).toEqual([]);
+    expect(redis.status).toBe('end');
+    expect(await roundTrip(target())).toBe('ok');
   });
 
   it('a plain URL with TLS and the CA works without Sentinel too', async () => {
