@@ -67,7 +67,7 @@ const DECLARATIONS = [
   // more of Envoy's CPU per request than 1 in each of 17 alternated rounds: bench/envoy-ab.ts).
   {
     defaults: { ENVOY_CONCURRENCY: null },
-    shown: 'one per 4 cores, at least 1',
+    shown: 'one per 4 usable cores, at least 1',
     usedBy: 'stack',
     meaning:
       "Envoy's worker threads in `make up`'s stack, which shares the machine with authz, the embedder and Redis. The Kubernetes gateway pod, which runs Envoy alone, sets one per CPU of its limit",
@@ -358,14 +358,14 @@ const DECLARATIONS = [
   { defaults: { DEFAULT_RPM: 600, DEFAULT_TPM: 1_000_000 }, usedBy: 'authz, admin', meaning: 'Limits for organizations without their own' },
   {
     defaults: { MODEL_SESSIONS: null },
-    shown: 'number of cores ÷ `ORT_INTRA_OP_THREADS`',
+    shown: 'usable cores ÷ `ORT_INTRA_OP_THREADS`',
     usedBy: 'embedder',
     meaning:
-      "Online model sessions, each running its own model calls beside the others (each a copy of the model in memory). In a container, set it and `ORT_INTRA_OP_THREADS` so that their product is the CPU limit: Node counts the node's cores",
+      "Online model sessions, each running its own model calls beside the others (each a copy of the model in memory). Usable cores are the CPUs the process may run on, capped by a container's or pod's CPU limit (its cgroup quota, rounded down, at least 1)",
   },
   {
     defaults: { ORT_INTRA_OP_THREADS: null },
-    shown: '1 (cores ÷ `MODEL_SESSIONS` where that is set)',
+    shown: '1 (usable cores ÷ `MODEL_SESSIONS` where that is set)',
     usedBy: 'embedder',
     meaning: 'ONNX Runtime threads of each session (one call split across them)',
   },

@@ -5,13 +5,13 @@
  * every bad variable), frozen.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { isAbsolute, relative, resolve } from 'node:path';
 import { repoRoot } from '../../contract/repo-root.js';
 import { settingDefault } from '../../contract/settings.js';
 import { EnvReader, readLogLevel, readOtlpEndpoint, type Env, type LogLevel } from '../../contract/env.js';
 import { readRedisSettings, type RedisSettings } from '../../contract/redis-target.js';
 import { readSecretValues, readTokenValues, type SecretValues } from '../../contract/secrets.js';
+import { usableCores } from '../../contract/usable-cores.js';
 
 export interface EmbedderConfig {
   readonly host: string;
@@ -144,11 +144,12 @@ function readBatchConfig(read: EnvReader, root: string): BatchConfig | undefined
 const MAX_INPUT_TOKENS = 512;
 
 /**
- * Sessions × threads, both defaulting to fill the cores: one thread per session unless sessions
- * are given (core/batcher.ts says why calls side by side beat one call across the cores).
+ * Sessions × threads, both defaulting to fill the usable cores (a CPU limit counts): one thread
+ * per session unless sessions are given (core/batcher.ts says why calls side by side beat one
+ * call across the cores).
  */
 function modelThreads(read: EnvReader): Pick<EmbedderConfig, 'modelSessions' | 'ortIntraOpThreads'> {
-  const cores = availableParallelism();
+  const cores = usableCores();
   const sessions = read.optionalInteger('MODEL_SESSIONS', 1, 64);
   const threads = read.optionalInteger('ORT_INTRA_OP_THREADS', 1, 256) ?? (sessions ? Math.max(1, Math.floor(cores / sessions)) : 1);
   return { modelSessions: sessions ?? Math.max(1, Math.floor(cores / threads)), ortIntraOpThreads: threads };

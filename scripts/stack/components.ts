@@ -3,9 +3,9 @@
  * how its readiness is known, and how long it may take to drain. Everything that starts the
  * gateway (make up, the test suite, the bench, make fleet) builds its components here.
  */
-import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { repoRoot } from '../../contract/repo-root.js';
+import { usableCores } from '../../contract/usable-cores.js';
 import { drainEnvoy } from './envoy-drain.js';
 import type { ChildOptions } from './child.js';
 import { allOf, httpOk, tcpOpen, type Probe } from './probes.js';
@@ -173,12 +173,13 @@ export interface EnvoyPlacement {
 }
 
 /**
- * ENVOY_CONCURRENCY's default (contract/settings.ts): one worker per four cores, at least one.
+ * ENVOY_CONCURRENCY's default (contract/settings.ts): one worker per four usable cores (a CPU
+ * limit counts: contract/usable-cores.ts), at least one.
  * A local Envoy shares the machine with authz, the embedder and Redis, and is about a quarter
  * of the path's CPU; Envoy's own default, a worker per core, splits the same traffic over more
  * connections and wake-ups for nothing.
  */
-export function localEnvoyWorkers(cores: number = availableParallelism()): number {
+export function localEnvoyWorkers(cores: number = usableCores()): number {
   return Math.max(1, Math.round(cores / 4));
 }
 

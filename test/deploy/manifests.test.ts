@@ -334,7 +334,7 @@ describe.each(ENVIRONMENTS)('%s workloads', (env) => {
     const c = find(objects(env), 'Deployment', 'ctg-embedder').spec.template.spec.containers[0];
     const vars = envOf(objects(env), 'ctg-embedder-env');
     expect(millicores(c.resources.requests.cpu)).toBe(millicores(c.resources.limits.cpu));
-    // Both set: unset, either would be derived from the node's cores, not the pod's limit.
+    // Both set: unset, they would be derived from the pod's limit rounded down (contract/usable-cores.ts).
     expect(Number(vars.MODEL_SESSIONS) * Number(vars.ORT_INTRA_OP_THREADS) * 1000).toBe(millicores(c.resources.limits.cpu));
   });
 

@@ -1,5 +1,5 @@
-import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { usableCores } from '../../contract/usable-cores.js';
 import { loadConfig } from '../../embedder/src/config.js';
 
 /** What every embedder must be given: the grant secret it shares with authz (none exists under .local/ in CI). */
@@ -99,7 +99,7 @@ describe('embedder config', () => {
   });
 
   it('fills the cores with sessions of one thread by default, and with threads where only sessions are given', () => {
-    const cores = availableParallelism();
+    const cores = usableCores();
     const threadsOf = (env: Record<string, string>) => {
       const c = loadConfig({ ...GRANT, ...env });
       return [c.modelSessions, c.ortIntraOpThreads];

@@ -2,8 +2,8 @@
  * How many worker threads the local stack's Envoy runs (ENVOY_CONCURRENCY): one per four cores,
  * at least one, unless the variable says otherwise; never Envoy's own default of one per core.
  */
-import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
+import { usableCores } from '../../contract/usable-cores.js';
 import { envoyComponent, localEnvoyWorkers } from '../../scripts/stack/components.js';
 import { localComponents } from '../../scripts/stack/local-stack.js';
 import { upSettings } from '../../scripts/stack/settings.js';
@@ -30,7 +30,7 @@ describe('the local Envoy worker count', () => {
   });
 
   it('is always passed to Envoy: the default for this machine, or what the placement names', () => {
-    expect(workersIn(envoyComponent(placement).args)).toBe(localEnvoyWorkers(availableParallelism()));
+    expect(workersIn(envoyComponent(placement).args)).toBe(localEnvoyWorkers(usableCores()));
     expect(workersIn(envoyComponent({ ...placement, concurrency: 3 }).args)).toBe(3);
   });
 
