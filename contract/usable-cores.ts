@@ -35,11 +35,11 @@ export function cgroupCpuQuota(read: ReadText = readText): number | undefined {
   const membership = read('/proc/self/cgroup');
   const mounts = read('/proc/self/mountinfo');
   if (!membership || !mounts) return undefined;
+  // id:controllers:path, one line per hierarchy (v2's is 0 with no controllers).
+  const groups = membership.split('\n').map((line) => line.split(':'));
   let lowest: number | undefined;
   for (const mount of cgroupMounts(mounts)) {
-    const path = membership
-      .split('\n')
-      .map((line) => line.split(':'))
+    const path = groups
       .find(([id, controllers]) => (mount.v2 ? id === '0' && controllers === '' : controllers?.split(',').includes('cpu')))
       ?.slice(2)
       .join(':');
@@ -49,7 +49,9 @@ export function cgroupCpuQuota(read: ReadText = readText): number | undefined {
     const inside = mount.root === '/' || path === mount.root || path.startsWith(`${mount.root}/`);
     const relative = inside ? posix.relative(mount.root, path) : '';
     for (let dir = posix.join(mount.point, relative); ; dir = posix.dirname(dir)) {
-      const cpus = mount.v2 ? quotaV2(read(`${dir}/cpu.max`)) : quotaV1(read(`${dir}/cpu.cfs_quota_us`), read(`${dir}/cpu.cfs_period_us`));
+      const cpus = mount.v2
+        ? quotaV2(read(`${dir}/cpu.max`))
+        : ratio(read(`${dir}/cpu.cfs_quota_us`)?.trim(), read(`${dir}/cpu.cfs_period_us`)?.trim());
       if (cpus !== undefined && (lowest === undefined || cpus < lowest)) lowest = cpus;
       if (dir === mount.point || dir === '/') break;
     }
@@ -92,11 +94,7 @@ function quotaV2(text: string | undefined): number | undefined {
   return ratio(quota, period);
 }
 
-/** cpu.cfs_quota_us (-1: no limit) and cpu.cfs_period_us. */
-function quotaV1(quota: string | undefined, period: string | undefined): number | undefined {
-  return ratio(quota?.trim(), period?.trim());
-}
-
+/** Quota ÷ period from their decimal texts (v1's cpu.cfs_quota_us -1 and v2's "max": no limit). */
 function ratio(quota: string | undefined, period: string | undefined): number | undefined {
   if (!quota || !period || !/^\d+$/.test(quota) || !/^\d+$/.test(period)) return undefined;
   const q = Number(quota);
