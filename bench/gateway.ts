@@ -8,7 +8,7 @@
 import { embeddingBody } from './embedder-service.ts';
 import { GrantPool, runWithGrants } from './grant-load.ts';
 import { runHey, type LoadResult } from './hey.ts';
-import { cpuMs, residentMemory, type Service } from './processes.ts';
+import { contextSwitches, cpuMs, residentMemory, type Service } from './processes.ts';
 import type { BenchStack } from './stack.ts';
 
 /** Options: seconds per fixed-rate run and per search step. */
@@ -59,6 +59,16 @@ export interface CpuAtRate {
   non200: number;
   perService: Record<string, number>;
   totalMs: number;
+  /**
+   * Voluntary context switches per request served, each process's threads together: how often the
+   * path's threads went to sleep and were woken for a request. Evenly paced requests cost more
+   * CPU each than the same rate sent together mostly through these (docs/benchmarks-history.md,
+   * eighth round).
+   */
+  sleepsPerService: Record<string, number>;
+  sleeps: number;
+  /** Involuntary context switches per request served, the path's threads together. */
+  preemptions: number;
 }
 
 /** Enough workers that each needs at most 50 requests/s (hey paces each worker separately). */
@@ -125,20 +135,27 @@ export async function maxRate(
   return 0;
 }
 
-/** One fixed-rate run with the CPU each service used per request. */
+/** One fixed-rate run with the CPU each service used per request, and its threads' context switches. */
 async function measuredRun(
   path: Path,
   body: string,
   rate: number,
   seconds: number,
   services: Record<string, Service>,
-): Promise<{ r: LoadResult; cpu: Record<string, number> }> {
-  const before = Object.fromEntries(Object.entries(services).map(([n, s]) => [n, cpuMs(s.pid)]));
+): Promise<{ r: LoadResult; cpu: Record<string, number>; switches: Record<string, { voluntary: number; involuntary: number }> }> {
+  const entries = Object.entries(services);
+  const before = Object.fromEntries(entries.map(([n, s]) => [n, { cpu: cpuMs(s.pid), switches: contextSwitches(s.pid) }]));
   const r = await atRate(path, body, rate, seconds);
-  const cpu = Object.fromEntries(
-    Object.entries(services).map(([n, s]) => [n, (cpuMs(s.pid) - (before[n] as number)) / Math.max(1, r.requests)]),
+  const served = Math.max(1, r.requests);
+  const cpu = Object.fromEntries(entries.map(([n, s]) => [n, (cpuMs(s.pid) - before[n]!.cpu) / served]));
+  const switches = Object.fromEntries(
+    entries.map(([n, s]) => {
+      const now = contextSwitches(s.pid);
+      const was = before[n]!.switches;
+      return [n, { voluntary: (now.voluntary - was.voluntary) / served, involuntary: (now.involuntary - was.involuntary) / served }];
+    }),
   );
-  return { r, cpu };
+  return { r, cpu, switches };
 }
 
 /**
@@ -152,9 +169,20 @@ export async function cpuAtRate(
   seconds: number,
   services: Record<string, Service>,
 ): Promise<CpuAtRate> {
-  const { r, cpu } = await measuredRun(path, body, rate, seconds, services);
+  const { r, cpu, switches } = await measuredRun(path, body, rate, seconds, services);
   const totalMs = Object.values(cpu).reduce((a, b) => a + b, 0);
-  return { rate, okPerS: r.okPerS, p99Ms: r.p99Ms, non200: r.requests - r.ok, perService: cpu, totalMs };
+  const sum = (pick: (x: { voluntary: number; involuntary: number }) => number) => Object.values(switches).reduce((a, x) => a + pick(x), 0);
+  return {
+    rate,
+    okPerS: r.okPerS,
+    p99Ms: r.p99Ms,
+    non200: r.requests - r.ok,
+    perService: cpu,
+    totalMs,
+    sleepsPerService: Object.fromEntries(Object.entries(switches).map(([n, x]) => [n, x.voluntary])),
+    sleeps: sum((x) => x.voluntary),
+    preemptions: sum((x) => x.involuntary),
+  };
 }
 
 const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;

@@ -3,7 +3,7 @@
  * (scripts/stack/), stopped on every exit path (normal end, error, Ctrl-C), with their
  * resident memory and CPU time read from /proc.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { ComponentSpec } from '../scripts/stack/components.ts';
 import { Supervisor } from '../scripts/stack/supervisor.ts';
 export { freePort } from '../scripts/free-port.ts';
@@ -86,6 +86,28 @@ export function cpuMs(pid: number): number {
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   const ticks = Number(fields[11]) + Number(fields[12]);
   return (ticks * 1000) / CLOCK_TICKS_PER_S;
+}
+
+/**
+ * Context switches so far, voluntary and involuntary, summed over a process's threads, from
+ * /proc/<pid>/task/<tid>/status. A voluntary one is a sleep that something woke; an involuntary one,
+ * a thread put off a core for another. Threads that exit between two readings drop out; the
+ * services' threads live as long as they do.
+ */
+export function contextSwitches(pid: number): { voluntary: number; involuntary: number } {
+  let voluntary = 0;
+  let involuntary = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let status: string;
+    try {
+      status = readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8');
+    } catch {
+      continue; // the thread ended meanwhile
+    }
+    voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+    involuntary += Number(/^nonvoluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
+  }
+  return { voluntary, involuntary };
 }
 
 // USER_HZ is 100 on every Linux build Node supports (getconf CLK_TCK).

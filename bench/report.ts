@@ -82,6 +82,7 @@ export function headline(r: RunResults): Record<string, number | string> {
     out.gateway_max_rps_p99_50ms = g.maxRps.gateway;
     out.gateway_max_rps_direct = g.maxRps.direct;
     out.gateway_cpu_ms_per_req_500 = round(g.cpu.totalMs, 3);
+    out.gateway_sleeps_per_req_500 = round(g.cpu.sleeps, 1);
     // What the cores could serve if the path had them to itself and CPU were the only limit: an
     // upper bound that does not move with other work on the machine, unlike the measured rate.
     out.gateway_cpu_bound_rps = Math.round((availableParallelism() * 1000) / g.cpu.totalMs);
@@ -269,7 +270,11 @@ function cpuLine(label: string, c: CpuAtRate): string {
   const each = Object.entries(c.perService)
     .map(([n, v]) => `${n} ${fmt(v, 2)}`)
     .join(', ');
-  return `${label} CPU at ${c.rate} req/s offered (${fmt(c.okPerS, 0)}/s served, p99 ${fmt(c.p99Ms, 1)} ms): ${fmt(c.totalMs, 2)} ms/request (${each})`;
+  const line = `${label} CPU at ${c.rate} req/s offered (${fmt(c.okPerS, 0)}/s served, p99 ${fmt(c.p99Ms, 1)} ms): ${fmt(c.totalMs, 2)} ms/request (${each})`;
+  const sleeps = Object.entries(c.sleepsPerService)
+    .map(([n, v]) => `${n} ${fmt(v, 1)}`)
+    .join(', ');
+  return `${line}; sleeps ${fmt(c.sleeps, 1)}/request (${sleeps}), preempted ${fmt(c.preemptions, 1)}`;
 }
 
 function pathCostLines(p: PathCost): string[] {
