@@ -61,9 +61,8 @@ export interface CpuAtRate {
   totalMs: number;
   /**
    * Voluntary context switches per request served, each process's threads together: how often the
-   * path's threads went to sleep and were woken for a request. Evenly paced requests cost more
-   * CPU each than the same rate sent together mostly through these (docs/benchmarks-history.md,
-   * eighth round).
+   * path's threads went to sleep and were woken, per request (docs/benchmarks-history.md, eighth
+   * round, for why the count matters).
    */
   sleepsPerService: Record<string, number>;
   sleeps: number;
