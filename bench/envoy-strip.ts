@@ -11,6 +11,10 @@ const BLOCKS = {
   'access-log': /^\s*access_log:\s*$/,
   lua: /^\s*- name: envoy\.filters\.http\.lua\s*$/,
   'header-mutation': /^\s*- name: envoy\.filters\.http\.header_mutation\s*$/,
+  // The new-key budget (envoy/new-keys.ts): one line each in the rendered config.
+  'known-keys': /^\s*- \{"name":"known_keys"/,
+  'new-keys': /^\s*- \{"name":"new_keys"/,
+  buffer: /^\s*- name: envoy\.filters\.http\.buffer\s*$/,
 } as const;
 
 /** The names --envoy-strip accepts. */
